@@ -1,0 +1,153 @@
+"""The environment report at the top of every chapter, and friendly checks for what may be missing.
+
+:func:`report` prints the facts every measurement below it depends on (device, versions, threads,
+profile, date) and a plain-words note for each thing that is missing: no GPU, no C++ compiler, no
+Triton. It never raises for a missing piece.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import os
+import platform
+import shutil
+import sys
+import warnings
+from typing import Any
+
+import numpy
+import torch
+
+from .profiles import get_profile, pick_device
+
+__all__ = ["collect", "report", "cxx_compiler", "has_triton", "can_compile", "quiet_known_warnings"]
+
+
+class _NoCudaRuntimeFilter(logging.Filter):
+    """Drops the "No CUDA runtime is found" record (a filter survives torch resetting log levels)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "No CUDA runtime is found" not in record.getMessage()
+
+
+def quiet_known_warnings() -> None:
+    """Silence known, harmless messages that would otherwise clutter the chapters' outputs.
+
+    * A CUDA build of PyTorch on a machine without a GPU logs "No CUDA runtime is found" at the first
+      CPU compile (it found a CUDA toolkit but no driver): irrelevant for CPU code.
+    """
+    logger = logging.getLogger("torch.utils.cpp_extension")
+    if not any(isinstance(f, _NoCudaRuntimeFilter) for f in logger.filters):
+        logger.addFilter(_NoCudaRuntimeFilter())
+    warnings.filterwarnings("ignore", message=".*TF32.*deprecated.*")
+
+
+def cxx_compiler() -> str | None:
+    """Path of the C++ compiler TorchInductor would use for CPU code, or ``None`` when there is none."""
+    for candidate in (os.environ.get("CXX"), "g++", "c++", "clang++"):
+        if candidate and shutil.which(candidate):
+            return shutil.which(candidate)
+    return None
+
+
+def has_triton() -> bool:
+    """Whether Triton (TorchInductor's GPU code generator) can be imported."""
+    try:
+        import triton  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+def can_compile(device: torch.device | str | None = None) -> bool:
+    """Whether ``torch.compile`` can generate code for ``device``: a C++ compiler for the CPU,
+    Triton for a CUDA GPU."""
+    device = torch.device(device) if device is not None else pick_device()
+    return has_triton() if device.type == "cuda" else cxx_compiler() is not None
+
+
+def _version(module_name: str) -> str:
+    try:
+        module = __import__(module_name)
+    except Exception:
+        return "not installed"
+    return getattr(module, "__version__", "unknown")
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def collect() -> dict[str, Any]:
+    """The environment as a dict of plain values (strings and numbers), for display or metadata."""
+    device = pick_device()
+    facts: dict[str, Any] = {
+        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "profile": get_profile(),
+        "device": str(device),
+        "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else _cpu_name(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "numpy": numpy.__version__,
+        "triton": _version("triton"),
+        "cpu": _cpu_name(),
+        "cpu_threads": torch.get_num_threads(),
+        "cpu_count": os.cpu_count(),
+        "cxx_compiler": "found" if cxx_compiler() else "missing",
+    }
+    if device.type == "cuda":
+        props = torch.cuda.get_device_properties(device)
+        facts["cuda"] = torch.version.cuda
+        facts["gpu_memory_gib"] = round(props.total_memory / 2**30, 1)
+        facts["compute_capability"] = f"{props.major}.{props.minor}"
+    return facts
+
+
+def _notes(facts: dict[str, Any]) -> list[str]:
+    notes = []
+    if facts["device"] == "cpu":
+        notes.append(
+            "No CUDA GPU found: this notebook runs on the CPU at the "
+            f"'{facts['profile']}' profile's sizes. GPU-only sections say so and are skipped; "
+            "the published book shows the outputs of a run on an NVIDIA H100."
+        )
+    if facts["cxx_compiler"] == "missing":
+        notes.append(
+            "No C++ compiler found: torch.compile cannot build CPU kernels. Install one "
+            "(Debian/Ubuntu: 'sudo apt-get install g++'; macOS: 'xcode-select --install'); "
+            "compiled CPU examples are skipped until then."
+        )
+    if facts["device"].startswith("cuda") and facts["triton"] == "not installed":
+        notes.append("Triton is not installed: torch.compile cannot build GPU kernels ('pip install triton').")
+    return notes
+
+
+def report(show: bool = True) -> dict[str, Any]:
+    """Print the environment (and a note for anything missing); return the facts as a dict.
+
+    Call it in the first code cell of a chapter: every number below it is read in this context.
+    It also calls :func:`quiet_known_warnings`.
+    """
+    quiet_known_warnings()
+    facts = collect()
+    if show:
+        width = max(len(key) for key in facts)
+        for key, value in facts.items():
+            print(f"{key:<{width}}  {value}")
+        for note in _notes(facts):
+            print(f"\nNote: {note}")
+        sys.stdout.flush()
+    return facts
+
+
+# Install the filters on import: torch.utils.benchmark (imported by gpubook.timing) already imports
+# torch.utils.cpp_extension, which logs the "No CUDA runtime" message as it loads.
+quiet_known_warnings()

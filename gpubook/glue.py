@@ -1,0 +1,50 @@
+"""Glue a value computed in a notebook into the book's prose (myst-nb ``glue``).
+
+The prose of a chapter never types a measured number: it references a glued value, for example
+``{glue:text}`speedup:.1f` ``, and the book shows what the notebook computed.
+:func:`glue` uses :func:`myst_nb.glue` when myst-nb is installed, and otherwise writes the same
+output itself, so that notebooks executed where only Jupyter is installed (the GPU machine)
+still store their glued values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["glue", "GLUE_PREFIX"]
+
+GLUE_PREFIX = "application/papermill.record/"
+
+
+class _PlainText(str):
+    """A string whose text representation has no quotes, so ``{glue:text}`` shows it as prose."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def glue(name: str, value: Any, display: bool = False) -> None:
+    """Store ``value`` under ``name`` in the cell's outputs; show it only if ``display`` is true.
+
+    Glue plain numbers (floats, ints) and format them in the prose (``{glue:text}`name:.2f` ``),
+    or glue a matplotlib figure to place it elsewhere with ``{glue:figure}``. A string is glued
+    without quotes, so a verdict computed from the run (``"faster"``/``"slower"``) reads as prose.
+    """
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"name must be an identifier-like string, got {name!r}")
+    if isinstance(value, str):
+        value = _PlainText(value)
+    try:
+        from myst_nb import glue as myst_glue
+    except ImportError:
+        myst_glue = None
+    if myst_glue is not None:
+        myst_glue(name, value, display=display)
+        return
+    from IPython.core.formatters import format_display_data
+    from IPython.display import display as ipy_display
+
+    mimebundle, metadata = format_display_data(value)
+    prefix = "" if display else GLUE_PREFIX
+    metadata["scrapbook"] = {"name": name, "mime_prefix": prefix}
+    ipy_display({prefix + key: data for key, data in mimebundle.items()}, raw=True, metadata=metadata)

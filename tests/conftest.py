@@ -1,0 +1,23 @@
+"""Shared fixtures: the book is built once per test session, with warnings as errors."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+@pytest.fixture(scope="session")
+def built_book():
+    """Build the book into _build/html with warnings as errors; return (html folder, build log)."""
+    jupyter_book = Path(sys.executable).parent / "jupyter-book"
+    result = subprocess.run(
+        [str(jupyter_book), "build", str(ROOT), "-W", "-n", "--keep-going"],
+        capture_output=True, text=True, timeout=1200,
+    )
+    log = result.stdout + result.stderr
+    assert result.returncode == 0, f"jupyter-book build failed:\n{log[-6000:]}"
+    return ROOT / "_build" / "html", log

@@ -1,0 +1,46 @@
+"""Unit tests for gpubook.environment, gpubook.plots and gpubook.glue."""
+
+import math
+
+import matplotlib
+import pytest
+
+matplotlib.use("Agg")
+
+from gpubook import environment, glue, plots  # noqa: E402
+
+
+def test_report_prints_facts_and_never_raises(capsys, monkeypatch):
+    facts = environment.report()
+    out = capsys.readouterr().out
+    for key in ("torch", "numpy", "device", "profile", "cxx_compiler"):
+        assert key in facts and key in out
+    monkeypatch.setattr(environment, "cxx_compiler", lambda: None)
+    environment.report()
+    assert "No C++ compiler found" in capsys.readouterr().out
+
+
+def test_caption_names_device_and_torch():
+    text = plots.caption("cpu", "float32")
+    assert "CPU" in text and "float32" in text and "torch" in text
+
+
+def test_plots_build_and_validate():
+    fig = plots.speedup_bars(["eager", "compiled"], [1.0, 3.0], "demo")
+    assert "torch" in fig.axes[0].get_title(loc="left")
+    fig = plots.versus_size([1, 10], {"eager": [1.0, 2.0]}, "demo", "seconds", limit=3.0, limit_label="copy")
+    assert fig.axes[0].get_xscale() == "log"
+    fig = plots.cumulative_time(1.0, 0.5, 10.0, "demo")
+    assert fig.axes[0].get_xlabel() == "number of calls"
+    with pytest.raises(ValueError):
+        plots.speedup_bars(["a"], [1.0, 2.0], "demo")
+    with pytest.raises(ValueError):
+        plots.speedup_bars(["a"], [math.nan], "demo")
+    with pytest.raises(ValueError, match="series"):
+        plots.versus_size([1, 10], {"eager": [1.0]}, "demo", "s")
+    assert plots.color_for("compiled (reduce-overhead)") == plots.COLORS["reduce-overhead"]
+
+
+def test_glue_rejects_bad_name():
+    with pytest.raises(ValueError, match="name"):
+        glue("not a name", 1.0)

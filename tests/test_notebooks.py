@@ -1,0 +1,74 @@
+"""Notebook hygiene: what a reader sees in the stored outputs, and the shape every chapter shares.
+
+nbval (configured in pyproject.toml) executes the notebooks themselves; these tests read them.
+"""
+
+import json
+import re
+
+import pytest
+
+from conftest import NOTEBOOKS
+
+PATH_LEAK = re.compile(r"/root/|/home/\w+|/Users/\w+|/tmp/torchinductor_\w+|/work/\w+|/opt/torch")
+
+
+def _load(path):
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _source(cell):
+    return "".join(cell.get("source", ""))
+
+
+def _tags(cell):
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def test_there_are_notebooks():
+    assert NOTEBOOKS, "no notebooks found in notebooks/"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_kernelspec_and_execution_order(path):
+    nb = _load(path)
+    assert nb["metadata"].get("kernelspec", {}).get("language") == "python", "kernelspec must be set"
+    counts = [c.get("execution_count") for c in nb["cells"] if c["cell_type"] == "code" and _source(c).strip()]
+    assert None not in counts, f"{path.name}: {counts.count(None)} code cells were never executed"
+    assert counts == sorted(counts) and len(set(counts)) == len(counts), f"{path.name}: cells executed out of order"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_no_stored_errors_outside_raises_exception_cells(path):
+    for index, cell in enumerate(_load(path)["cells"]):
+        if cell["cell_type"] != "code" or "raises-exception" in _tags(cell):
+            continue
+        for output in cell.get("outputs", []):
+            assert output.get("output_type") != "error", f"{path.name}, cell {index}: stored error {output.get('ename')}"
+            text = json.dumps(output)
+            assert "Traceback (most recent call last)" not in text, f"{path.name}, cell {index}: stored traceback"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_no_machine_paths_in_outputs(path):
+    for index, cell in enumerate(_load(path)["cells"]):
+        for output in cell.get("outputs", []):
+            leak = PATH_LEAK.search(json.dumps(output))
+            assert not leak, f"{path.name}, cell {index}: machine path {leak.group(0)!r} in an output"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_chapter_shape(path):
+    cells = _load(path)["cells"]
+    markdown = "\n".join(_source(c) for c in cells if c["cell_type"] == "markdown")
+    assert cells[0]["cell_type"] == "markdown" and _source(cells[0]).startswith("# "), "first cell: the title"
+    if path.stem.startswith("00_"):
+        return
+    assert "Learning objectives" in markdown, "chapters open with learning objectives"
+    assert re.search(r"^#+ Summary", markdown, re.M), "chapters end with a summary"
+    exercises = re.findall(r"\{exercise(?:-start)?\}", markdown)
+    solutions = re.findall(r"\{solution(?:-start)?\}", markdown)
+    assert len(exercises) >= 3, f"{len(exercises)} exercises; at least 3 expected"
+    assert len(solutions) >= len(exercises), "every exercise has a worked solution"
+    assert "gpubook.report()" in "".join(_source(c) for c in cells if c["cell_type"] == "code"), \
+        "the environment report is shown near the top"
