@@ -11,7 +11,7 @@ Modules, one per concern:
 """
 
 from .environment import can_compile, report
-from .glue import glue
+from .glue import glue, headline
 from .limits import bandwidth_gbs, copy_bandwidth, fraction, matmul_flops, peak_tflops, tflops
 from .profiles import get_profile, pick_device, sizes, synchronize
 from .timing import (
@@ -40,6 +40,7 @@ __all__ = [
     "fraction",
     "get_profile",
     "glue",
+    "headline",
     "matmul_flops",
     "measure",
     "peak_tflops",

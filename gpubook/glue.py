@@ -48,3 +48,52 @@ def glue(name: str, value: Any, display: bool = False) -> None:
     prefix = "" if display else GLUE_PREFIX
     metadata["scrapbook"] = {"name": name, "mime_prefix": prefix}
     ipy_display({prefix + key: data for key, data in mimebundle.items()}, raw=True, metadata=metadata)
+
+
+HEADLINE_PREFIX = "headline_"
+
+
+def headline(
+    key: str,
+    case: str,
+    *,
+    baseline_seconds: float,
+    optimized_seconds: float,
+    baseline: str = "eager",
+    optimized: str = "compiled",
+    limit_fraction: float | None = None,
+    limit: str | None = None,
+) -> dict:
+    """Record one of the chapter's headline figures for the book's reference-results table.
+
+    Glues (hidden) a dict under ``headline_<key>`` holding the case, both times (seconds), the
+    speedup and, for memory- or compute-bound cases, the fraction of the hardware limit reached
+    (``limit_fraction``, with ``limit`` naming it, e.g. ``"copy bandwidth"``). The device and torch
+    version are recorded with it. ``python -m gpubook.reference results`` collects these from every
+    notebook into ``book/reference-results.md``. Returns the dict.
+    """
+    import torch
+
+    from .plots import caption
+
+    if not key.isidentifier():
+        raise ValueError(f"key must be identifier-like, got {key!r}")
+    for name, value in (("baseline_seconds", baseline_seconds), ("optimized_seconds", optimized_seconds)):
+        if not (isinstance(value, (int, float)) and value > 0):
+            raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+    if limit_fraction is not None and not (isinstance(limit_fraction, (int, float)) and limit_fraction >= 0):
+        raise ValueError(f"limit_fraction must be a non-negative number, got {limit_fraction!r}")
+    record = {
+        "case": case,
+        "device": caption().split(" · ")[0],
+        "torch": torch.__version__.split("+")[0],
+        "baseline": baseline,
+        "baseline_seconds": float(baseline_seconds),
+        "optimized": optimized,
+        "optimized_seconds": float(optimized_seconds),
+        "speedup": float(baseline_seconds) / float(optimized_seconds),
+        "limit_fraction": None if limit_fraction is None else float(limit_fraction),
+        "limit": limit,
+    }
+    glue(HEADLINE_PREFIX + key, record)
+    return record

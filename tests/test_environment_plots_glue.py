@@ -44,3 +44,12 @@ def test_plots_build_and_validate():
 def test_glue_rejects_bad_name():
     with pytest.raises(ValueError, match="name"):
         glue("not a name", 1.0)
+
+
+def test_headline_validates_and_computes_speedup():
+    from gpubook import headline
+
+    record = headline("demo", "a case", baseline_seconds=2e-3, optimized_seconds=1e-3, limit_fraction=0.5, limit="copy")
+    assert record["speedup"] == pytest.approx(2.0) and record["torch"]
+    with pytest.raises(ValueError, match="optimized_seconds"):
+        headline("demo", "a case", baseline_seconds=1.0, optimized_seconds=0)
