@@ -53,6 +53,19 @@ def glue(name: str, value: Any, display: bool = False) -> None:
 HEADLINE_PREFIX = "headline_"
 
 
+class Headline(dict):
+    """The record :func:`headline` glues; shown in a notebook as one readable line."""
+
+    def __repr__(self) -> str:
+        from .timing import format_seconds
+
+        text = (f"headline: {self['case']}: {self['baseline']} {format_seconds(self['baseline_seconds'])}, "
+                f"{self['optimized']} {format_seconds(self['optimized_seconds'])} ({self['speedup']:.3g}x)")
+        if self["limit_fraction"] is not None:
+            text += f", {self['limit_fraction']:.0%} of {self['limit'] or 'the hardware limit'}"
+        return text
+
+
 def headline(
     key: str,
     case: str,
@@ -70,7 +83,8 @@ def headline(
     speedup and, for memory- or compute-bound cases, the fraction of the hardware limit reached
     (``limit_fraction``, with ``limit`` naming it, e.g. ``"copy bandwidth"``). The device and torch
     version are recorded with it. ``python -m gpubook.reference results`` collects these from every
-    notebook into ``book/reference-results.md``. Returns the dict.
+    notebook into ``book/reference-results.md``. Returns the record as a :class:`Headline`, a dict
+    that displays as one line.
     """
     import torch
 
@@ -96,4 +110,4 @@ def headline(
         "limit": limit,
     }
     glue(HEADLINE_PREFIX + key, record)
-    return record
+    return Headline(record)

@@ -72,3 +72,12 @@ def test_chapter_shape(path):
     assert len(solutions) >= len(exercises), "every exercise has a worked solution"
     assert "gpubook.report()" in "".join(_source(c) for c in cells if c["cell_type"] == "code"), \
         "the environment report is shown near the top"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_no_plot_shown_twice_in_a_cell(path):
+    """A plot helper's figure returned as a cell's last value would be shown twice (once as the
+    value, once by the inline backend): assign it (`fig = plots...`) instead."""
+    for index, cell in enumerate(_load(path)["cells"]):
+        images = [o["data"]["image/png"] for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+        assert len(images) == len(set(images)), f"{path.name}, cell {index}: the same plot is shown twice"
