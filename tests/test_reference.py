@@ -1,0 +1,181 @@
+"""The reference run's bookkeeping: stored errors fail, stale notebooks are listed, and the generated
+pages (book/reference-results.md, book/_generated/run-times.md) are in step with the notebooks."""
+
+import difflib
+import json
+import shutil
+import warnings
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from conftest import NOTEBOOKS, ROOT
+from gpubook import reference
+
+REGENERATE = "python -m gpubook.reference results"
+
+
+def _diff(expected: str, actual: str, name: str) -> str:
+    lines = difflib.unified_diff(actual.splitlines(), expected.splitlines(), f"{name} (committed)",
+                                 f"{name} (from the notebooks)", lineterm="", n=1)
+    return "\n".join(list(lines)[:40])
+
+
+# --- The book's own notebooks ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_no_stored_errors(path):
+    """``reference check`` finds no stored error outside cells tagged ``raises-exception``."""
+    _, broken = reference.check_notebook(path)
+    assert not broken, "\n".join(broken)
+
+
+def test_stale_notebooks_are_listed_not_failed():
+    """A notebook whose code changed since its recorded run is a warning: refreshing needs a GPU."""
+    stale = [message for path in NOTEBOOKS for message in reference.check_notebook(path)[0]]
+    for message in stale:
+        print(f"stale (refresh on a GPU with `python -m gpubook.reference run`): {message}")
+        warnings.warn(f"stale reference run: {message}", UserWarning, stacklevel=1)
+
+
+@pytest.mark.parametrize(
+    "relative, generate",
+    [(reference.RESULTS_PAGE, reference.results_page), (reference.TIMES_PAGE, reference.times_page)],
+    ids=["reference-results", "run-times"],
+)
+def test_generated_page_is_in_step_with_the_notebooks(relative, generate):
+    page = ROOT / relative
+    assert page.exists(), f"{relative} is missing: run `{REGENERATE}` and commit it"
+    expected, actual = generate(ROOT), page.read_text(encoding="utf-8")
+    assert actual == expected, (
+        f"{relative} is out of step with the notebooks: run `{REGENERATE}` and commit it\n"
+        + _diff(expected, actual, relative.name)
+    )
+
+
+# --- The machinery, on notebooks made here ---------------------------------------------------------
+
+def _glued_headline(key, record):
+    """A stored output exactly as myst-nb's glue writes it (hidden, text form of the dict)."""
+    return new_output(
+        "display_data",
+        data={"application/papermill.record/text/plain": repr(record)},
+        metadata={"scrapbook": {"name": f"headline_{key}", "mime_prefix": "application/papermill.record/"}},
+    )
+
+
+RECORD = {
+    "case": "matmul 4096 | float32", "device": "NVIDIA H100 80GB HBM3", "torch": "2.11.0",
+    "baseline": "eager", "baseline_seconds": 2e-3, "optimized": "compiled", "optimized_seconds": 5e-4,
+    "speedup": 4.0, "limit_fraction": 0.62, "limit": "peak TF32",
+}
+
+
+def _book(tmp_path, *, profile="gpu", stale=False, error=False):
+    """A small book folder: one chapter with a headline and provenance, one without a run."""
+    (tmp_path / "notebooks").mkdir()
+    code = new_code_cell("gpubook.headline(...)", execution_count=1,
+                         outputs=[_glued_headline("matmul", RECORD),
+                                  _glued_headline("copy", {**RECORD, "case": "copy", "limit_fraction": None})])
+    if error:
+        code.outputs.append(new_output("error", ename="RuntimeError", evalue="boom", traceback=[]))
+    chapter = new_notebook(cells=[new_markdown_cell("# Tensors on the GPU\n\nText."), code])
+    chapter.metadata["gpubook"] = {
+        "device_name": "NVIDIA H100 80GB HBM3", "device": "cuda", "torch": "2.11.0", "triton": "3.5.0",
+        "numpy": "2.3.0", "python": "3.11.7", "date": "2026-11-23 10:00 UTC", "profile": profile,
+        "run_seconds": 123.4, "code_hash": "0" * 16 if stale else reference.code_hash(chapter),
+    }
+    nbformat.write(chapter, tmp_path / "notebooks" / "01_tensors.ipynb")
+    nbformat.write(new_notebook(cells=[new_markdown_cell("# Setup check")]), tmp_path / "notebooks" / "00_setup.ipynb")
+    return tmp_path
+
+
+def test_headlines_are_read_back_from_glued_outputs(tmp_path):
+    notebook = nbformat.read(_book(tmp_path) / "notebooks" / "01_tensors.ipynb", as_version=4)
+    records = reference.headlines(notebook)
+    assert [r["key"] for r in records] == ["matmul", "copy"]
+    assert records[0]["optimized_seconds"] == 5e-4 and records[1]["limit_fraction"] is None
+
+
+def test_unreadable_headline_is_a_clear_error(tmp_path):
+    notebook = new_notebook(cells=[new_code_cell("x", outputs=[_glued_headline("bad", "not a dict")])])
+    notebook.cells[0].outputs[0].data["application/papermill.record/text/plain"] = "headline: <object at 0x1>"
+    with pytest.raises(ValueError, match="headline_bad"):
+        reference.headlines(notebook, "demo.ipynb")
+
+
+def test_results_page_has_the_table_and_provenance(tmp_path):
+    page = reference.results_page(_book(tmp_path))
+    assert page.startswith("<!-- Generated by `python -m gpubook.reference results`")
+    assert "| [Tensors on the GPU](../notebooks/01_tensors.ipynb) | matmul 4096 \\| float32 | NVIDIA H100" in page
+    assert "eager: 2 ms | compiled: 500 µs | 4× | 62% of peak TF32 |" in page
+    assert "| copy |" in page and "| 4× | – |" in page
+    assert "| `gpu` | 2026-11-23 10:00 UTC | 123 s | current |" in page
+    assert "| [Setup check](../notebooks/00_setup.ipynb) | – |" in page and "no recorded run" in page
+    assert "2.1 minutes in all (1 of 2 notebooks)" in page
+
+
+def test_results_page_flags_stale_and_non_gpu_runs(tmp_path):
+    page = reference.results_page(_book(tmp_path, profile="cpu", stale=True))
+    assert "not a GPU run (profile cpu); code changed since this run" in page
+
+
+def test_results_page_without_headlines(tmp_path):
+    (tmp_path / "notebooks").mkdir()
+    assert "No chapter has recorded a headline figure yet." in reference.results_page(tmp_path)
+
+
+def test_times_page_combines_gpu_run_and_cpu_times(tmp_path):
+    root = _book(tmp_path)
+    assert "| Tensors on the GPU | 2.1 min | – |" in reference.times_page(root)
+    reference._record_cpu_time(root, root / "notebooks" / "01_tensors.ipynb", 95.04)
+    data = json.loads((root / reference.CPU_TIMES_FILE).read_text())
+    assert data["notebooks"]["01_tensors.ipynb"]["seconds"] == 95.0
+    page = reference.times_page(root)
+    assert page.startswith("<!-- Generated by `python -m gpubook.reference times`")
+    assert "| Tensors on the GPU | 2.1 min | 1.6 min |" in page and "| Setup check | – | – |" in page
+    assert "| **Total** | **2.1 min** | **1.6 min** |" in page
+    assert "GPU (NVIDIA H100 80GB HBM3, `gpu` sizes)" in page and "`cpu` sizes)" in page
+
+
+def test_cli_check_fails_on_stored_errors_only(tmp_path, capsys):
+    root = _book(tmp_path, stale=True)
+    assert reference.main(["check", str(root / "notebooks")]) == 0
+    assert "stale (refresh on a GPU): 01_tensors.ipynb" in capsys.readouterr().out
+    shutil.rmtree(root / "notebooks")
+    root = _book(tmp_path, error=True)
+    assert reference.main(["check", str(root / "notebooks")]) == 1
+    assert "BROKEN: 01_tensors.ipynb, cell 1: stored error RuntimeError: boom" in capsys.readouterr().out
+
+
+def test_cli_writes_both_pages(tmp_path, capsys):
+    root = _book(tmp_path)
+    assert reference.main(["--root", str(root), "results"]) == 0
+    assert (root / reference.RESULTS_PAGE).read_text() == reference.results_page(root)
+    assert (root / reference.TIMES_PAGE).read_text() == reference.times_page(root)
+
+
+def test_run_records_provenance_and_cpu_times_leave_the_notebook_alone(tmp_path, monkeypatch):
+    """End to end, through a real kernel: ``run`` executes in place, records provenance and the
+    headline that :func:`gpubook.headline` glued; ``cpu-times`` executes without writing."""
+    (tmp_path / "notebooks").mkdir()
+    path = tmp_path / "notebooks" / "01_demo.ipynb"
+    source = ("import gpubook\n"
+              "gpubook.headline('demo', 'a case', baseline_seconds=2e-3, optimized_seconds=1e-3,"
+              " limit_fraction=0.5, limit='copy bandwidth')\n"
+              "print('done')")
+    notebook = new_notebook(cells=[new_markdown_cell("# Demo"), new_code_cell(source)])
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(notebook, path)
+    record = reference.run_notebook(path, profile="ci")
+    assert record["profile"] == "ci" and record["code_hash"] == reference.code_hash(notebook)
+    executed = nbformat.read(path, as_version=4)
+    assert executed.metadata["gpubook"] == record
+    [headline] = reference.headlines(executed)
+    assert headline["case"] == "a case" and headline["speedup"] == pytest.approx(2.0)
+    assert headline["limit_fraction"] == 0.5 and headline["limit"] == "copy bandwidth"
+    before = path.read_bytes()
+    monkeypatch.setattr("torch.cuda.is_available", lambda: False)
+    seconds = reference.cpu_time_notebook(path)
+    assert seconds > 0 and path.read_bytes() == before
