@@ -167,6 +167,11 @@ def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ").strip()
 
 
+def _minutes(seconds: float) -> str:
+    """A run time: seconds up to 90 s, minutes above."""
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
+
+
 def headlines(notebook: nbformat.NotebookNode, name: str = "notebook") -> list[dict]:
     """The headline records glued in ``notebook`` (outputs named ``headline_*``), in order.
 
@@ -261,37 +266,32 @@ def results_page(root: Path = ROOT) -> str:
         "",
         "Each chapter's stored outputs come from one run of the whole notebook",
         "(`python -m gpubook.reference run notebooks/`), which records where and when it ran in the",
-        "notebook's metadata; the first code cell of each chapter prints the same facts. *Status* says",
-        "whether a chapter's code changed after its run.",
+        "notebook's metadata; the first code cell of each chapter prints the same facts. A note after a",
+        "chapter's line says when its outputs are not from a GPU run or its code changed after the run.",
         "",
     ]
     recorded = [(path, notebook, notebook.metadata.get(METADATA_KEY)) for path, notebook in notebooks]
-    if recorded:
-        lines += [
-            "| Chapter | Device | torch | Triton | NumPy | Profile | Date | Run time | Status |",
-            "| --- | --- | --- | --- | --- | --- | --- | ---: | --- |",
-        ]
-        for path, notebook, record in recorded:
-            name = f"[{_cell(_title(notebook, path))}](../notebooks/{path.name})"
-            if not record:
-                lines.append(f"| {name} | – | – | – | – | – | – | – | no recorded run |")
-                continue
-            lines.append("| " + " | ".join([
-                name,
-                _cell(record.get("device_name", "?")),
-                _cell(record.get("torch", "?")),
-                _cell(record.get("triton", "?")),
-                _cell(record.get("numpy", "?")),
-                f"`{_cell(record.get('profile', '?'))}`",
-                _cell(record.get("date", "?")),
-                f"{record.get('run_seconds', 0):.0f} s",
-                _status(notebook, record),
-            ]) + " |")
-        gpu_seconds = [r.get("run_seconds", 0) for _, _, r in recorded if r and r.get("profile") == "gpu"]
-        if gpu_seconds:
-            lines += ["", f"The recorded GPU runs took {sum(gpu_seconds) / 60:.1f} minutes in all "
-                          f"({len(gpu_seconds)} of {len(recorded)} notebooks)."]
-    else:
+    for path, notebook, record in recorded:
+        name = f"[{_title(notebook, path)}](../notebooks/{path.name})"
+        if not record:
+            lines.append(f"- {name}: no recorded run.")
+            continue
+        facts = " · ".join([
+            str(record.get("device_name", "?")),
+            f"torch {record.get('torch', '?')}",
+            f"Triton {record.get('triton', '?')}",
+            f"NumPy {record.get('numpy', '?')}",
+            f"profile `{record.get('profile', '?')}`",
+            str(record.get("date", "?")),
+            f"{_minutes(record.get('run_seconds', 0))}",
+        ])
+        status = _status(notebook, record)
+        lines.append(f"- {name}: {facts}" + ("" if status == "current" else f". **Note:** {status}."))
+    gpu_seconds = [r.get("run_seconds", 0) for _, _, r in recorded if r and r.get("profile") == "gpu"]
+    if gpu_seconds:
+        lines += ["", f"The recorded GPU runs took {_minutes(sum(gpu_seconds))} in all "
+                      f"({len(gpu_seconds)} of {len(recorded)} notebooks)."]
+    if not recorded:
         lines.append("No notebooks yet.")
     return "\n".join(lines) + "\n"
 
@@ -356,10 +356,6 @@ def _record_cpu_time(root: Path, path: Path, seconds: float) -> None:
     target = root / CPU_TIMES_FILE
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-
-
-def _minutes(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
 
 
 def times_page(root: Path = ROOT) -> str:

@@ -111,14 +111,15 @@ def test_results_page_has_the_table_and_provenance(tmp_path):
     assert "| [Tensors on the GPU](../notebooks/01_tensors.ipynb) | matmul 4096 \\| float32 | NVIDIA H100" in page
     assert "eager: 2 ms | compiled: 500 µs | 4× | 62% of peak TF32 |" in page
     assert "| copy |" in page and "| 4× | – |" in page
-    assert "| `gpu` | 2026-11-23 10:00 UTC | 123 s | current |" in page
-    assert "| [Setup check](../notebooks/00_setup.ipynb) | – |" in page and "no recorded run" in page
-    assert "2.1 minutes in all (1 of 2 notebooks)" in page
+    assert ("- [Tensors on the GPU](../notebooks/01_tensors.ipynb): NVIDIA H100 80GB HBM3 · torch 2.11.0 · "
+            "Triton 3.5.0 · NumPy 2.3.0 · profile `gpu` · 2026-11-23 10:00 UTC · 2.1 min\n") in page
+    assert "- [Setup check](../notebooks/00_setup.ipynb): no recorded run." in page
+    assert "took 2.1 min in all (1 of 2 notebooks)" in page
 
 
 def test_results_page_flags_stale_and_non_gpu_runs(tmp_path):
     page = reference.results_page(_book(tmp_path, profile="cpu", stale=True))
-    assert "not a GPU run (profile cpu); code changed since this run" in page
+    assert "2.1 min. **Note:** not a GPU run (profile cpu); code changed since this run." in page
 
 
 def test_results_page_without_headlines(tmp_path):

@@ -1,0 +1,203 @@
+"""The built site, read as a reader would: in headless Chromium, through a local web server.
+
+Every page of the book loads without console errors, shows all its images and no stored traceback;
+chapter pages offer the launch (Colab, Binder) and download buttons and copy buttons on code, with
+exercise solutions hidden until clicked; the sidebar links every chapter; search finds each chapter
+by a word of its title. A screenshot of each page is saved under test-artifacts/site/.
+
+Uses Debian's Chromium (``apt-get install chromium``) driven by Playwright, never a downloaded
+browser. Without it the tests are skipped, except where ``GPUBOOK_REQUIRE_BROWSER=1`` (CI).
+"""
+
+import functools
+import http.server
+import json
+import os
+import re
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import NOTEBOOKS, ROOT
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
+]
+ARTIFACTS = ROOT / "test-artifacts" / "site"
+TRACEBACK = re.compile(r"Traceback \(most recent call last\)")
+STOPWORDS = {"and", "the", "for", "with", "from", "into", "when", "what", "your", "that", "this", "chapter"}
+
+
+def _toc_pages():
+    """Every page of the book (docnames, e.g. ``book/intro``), in table-of-contents order."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    pages = [toc["root"]]
+    for part in toc.get("parts", []):
+        pages += [chapter["file"] for chapter in part.get("chapters", [])]
+    return [page for page in pages if (ROOT / f"{page}.md").exists() or (ROOT / f"{page}.ipynb").exists()]
+
+
+PAGES = _toc_pages()
+CHAPTERS = [f"notebooks/{path.stem}" for path in NOTEBOOKS]
+
+
+def _browser_missing():
+    if not CHROMIUM.exists():
+        return f"Debian's Chromium is not installed at {CHROMIUM} (install it: sudo apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "Playwright is not installed (pip install -r requirements.txt)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def site(request):
+    """Base URL of the built book, served on 127.0.0.1 by a threaded http.server."""
+    missing = _browser_missing()
+    if missing:
+        if os.environ.get("GPUBOOK_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"GPUBOOK_REQUIRE_BROWSER=1 but {missing}")
+        pytest.skip(f"browser test skipped: {missing}")
+    html, _ = request.getfixturevalue("built_book")
+
+    class QuietHandler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(html)))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    shutil.rmtree(ARTIFACTS, ignore_errors=True)
+    ARTIFACTS.mkdir(parents=True)
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser(site):
+    from playwright.sync_api import sync_playwright
+
+    playwright = sync_playwright().start()
+    chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    yield chromium
+    chromium.close()
+    playwright.stop()
+
+
+class Visit:
+    """One page opened in a fresh browser page, with everything it logged."""
+
+    def __init__(self, browser, url):
+        self.page = browser.new_page(viewport={"width": 1280, "height": 900})
+        self.errors = []
+        self.page.on("console", lambda m: m.type == "error" and self.errors.append(f"console: {m.text} ({m.location.get('url')})"))
+        self.page.on("pageerror", lambda e: self.errors.append(f"uncaught: {e}"))
+        self.page.on("requestfailed", lambda r: self.errors.append(f"request failed: {r.url} ({r.failure})"))
+        response = self.page.goto(url, wait_until="load")
+        assert response is not None and response.ok, f"{url}: HTTP {response and response.status}"
+        self.page.wait_for_load_state("networkidle")
+
+    def close(self):
+        self.page.close()
+
+
+@pytest.fixture
+def visit(browser):
+    opened = []
+
+    def open_page(url):
+        opened.append(Visit(browser, url))
+        return opened[-1]
+
+    yield open_page
+    for page in opened:
+        page.close()
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_page_loads_cleanly(site, visit, docname):
+    """No console errors, every image loaded, no stored traceback; a screenshot for the record."""
+    page = visit(f"{site}/{docname}.html")
+    # Load any lazily loaded image, then wait until each has finished (or failed) loading.
+    broken = page.page.evaluate(
+        """async () => {
+            const images = [...document.images];
+            images.forEach(img => { img.loading = "eager"; });
+            await Promise.all(images.map(img => img.decode().catch(() => null)));
+            return images.filter(img => !(img.complete && img.naturalWidth > 0)).map(img => img.src);
+        }"""
+    )
+    page.page.screenshot(path=str(ARTIFACTS / f"{docname.replace('/', '__')}.png"), full_page=True)
+    problems = [f"the browser logged: {error}" for error in page.errors]
+    problems += [f"image did not load: {src}" for src in broken]
+    text = page.page.inner_text("article")
+    if TRACEBACK.search(text) or page.page.locator("article .output.traceback, article .output.error").count():
+        problems.append("a stored traceback is shown (catch the error in the cell and print its message instead)")
+    assert not problems, f"{docname}:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("docname", CHAPTERS)
+def test_chapter_has_launch_download_and_copy_buttons(site, visit, docname):
+    repository = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["repository"]["url"]
+    slug = repository.removeprefix("https://github.com/").strip("/")
+    page = visit(f"{site}/{docname}.html").page
+    links = page.eval_on_selector_all("a[href]", "links => links.map(a => a.getAttribute('href'))")
+    assert f"https://colab.research.google.com/github/{slug}/blob/main/{docname}.ipynb" in links, "no Colab button"
+    assert any(link.startswith(f"https://mybinder.org/v2/gh/{slug}/main") for link in links), "no Binder button"
+    assert any(link.endswith(f"_sources/{docname}.ipynb") for link in links), "no .ipynb download"
+    assert repository in links, "no repository link"
+    assert page.locator("button.copybtn").count() >= 1, "no copy buttons on code cells"
+
+
+def test_solutions_are_hidden_until_clicked(site, visit):
+    chapters = [name for name in CHAPTERS if "{solution" in (ROOT / f"{name}.ipynb").read_text(encoding="utf-8")]
+    if not chapters:
+        pytest.skip("no chapter has exercise solutions yet")
+    page = visit(f"{site}/{chapters[0]}.html").page
+    solution = page.locator(".solution.dropdown").first
+    body = solution.locator("section").first
+    assert body.count() == 1 and not body.is_visible(), f"{chapters[0]}: a solution is shown before it is clicked"
+    solution.locator("button.toggle-button").first.click()
+    body.wait_for(state="visible", timeout=5000)
+
+
+def test_sidebar_links_every_chapter(site, visit):
+    page = visit(f"{site}/index.html").page  # a redirect to the root page
+    page.wait_for_selector("nav.bd-docs-nav")
+    hrefs = page.eval_on_selector_all("nav.bd-docs-nav a[href]", "links => links.map(a => a.href)")
+    missing = [name for name in CHAPTERS if not any(href.split("#")[0].endswith(f"/{name}.html") for href in hrefs)]
+    assert not missing, f"the sidebar does not link: {missing}"
+
+
+def _title_word(docname):
+    """A distinctive word of a chapter's title: the longest one that no other chapter's title has."""
+    titles = {}
+    for name in CHAPTERS:
+        cells = json.loads((ROOT / f"{name}.ipynb").read_text(encoding="utf-8"))["cells"]
+        first = "".join(cells[0]["source"]) if cells else ""
+        titles[name] = first.splitlines()[0].lstrip("# ") if first else ""
+    words = lambda title: {w.lower() for w in re.findall(r"[A-Za-z]{4,}", title)} - STOPWORDS  # noqa: E731
+    others = set().union(*(words(t) for n, t in titles.items() if n != docname))
+    candidates = sorted(words(titles[docname]) - others, key=len, reverse=True) or sorted(words(titles[docname]), key=len, reverse=True)
+    return candidates[0] if candidates else None
+
+
+@pytest.mark.parametrize("docname", CHAPTERS)
+def test_search_finds_the_chapter(site, visit, docname):
+    word = _title_word(docname)
+    if word is None:
+        pytest.skip(f"{docname}: no searchable word in its title")
+    page = visit(f"{site}/search.html?q={word}")
+    # Sphinx searches in JavaScript, adding results one by one.
+    result = page.page.locator(f'#search-results a[href*="{docname}.html"]').first
+    result.wait_for(state="attached", timeout=20_000)
+    assert not page.errors, "\n".join(page.errors)
