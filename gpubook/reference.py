@@ -135,8 +135,11 @@ def check_notebook(path: Path) -> tuple[list[str], list[str]]:
     record = notebook.metadata.get(METADATA_KEY)
     if record is None:
         stale.append(f"{path.name}: no recorded reference run")
-    elif record.get("code_hash") != code_hash(notebook):
-        stale.append(f"{path.name}: code changed since its run of {record.get('date')} on {record.get('device_name')}")
+    else:
+        if record.get("code_hash") != code_hash(notebook):
+            stale.append(f"{path.name}: code changed since its run of {record.get('date')} on {record.get('device_name')}")
+        if record.get("profile") != "gpu":
+            stale.append(f"{path.name}: its recorded run used the {record.get('profile')!r} profile, not 'gpu'")
     for index, cell in enumerate(notebook.cells):
         if cell.cell_type != "code" or "raises-exception" in cell.metadata.get("tags", []):
             continue

@@ -145,6 +145,10 @@ def test_cli_check_fails_on_stored_errors_only(tmp_path, capsys):
     assert reference.main(["check", str(root / "notebooks")]) == 0
     assert "stale (refresh on a GPU): 01_tensors.ipynb" in capsys.readouterr().out
     shutil.rmtree(root / "notebooks")
+    root = _book(tmp_path, profile="cpu")
+    assert reference.main(["check", str(root / "notebooks")]) == 0
+    assert "01_tensors.ipynb: its recorded run used the 'cpu' profile, not 'gpu'" in capsys.readouterr().out
+    shutil.rmtree(root / "notebooks")
     root = _book(tmp_path, error=True)
     assert reference.main(["check", str(root / "notebooks")]) == 1
     assert "BROKEN: 01_tensors.ipynb, cell 1: stored error RuntimeError: boom" in capsys.readouterr().out

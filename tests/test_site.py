@@ -147,12 +147,15 @@ def test_page_loads_cleanly(site, visit, docname):
 
 @pytest.mark.parametrize("docname", CHAPTERS)
 def test_chapter_has_launch_download_and_copy_buttons(site, visit, docname):
-    repository = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["repository"]["url"]
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    repository, branch = config["repository"]["url"], config["repository"]["branch"]
     slug = repository.removeprefix("https://github.com/").strip("/")
     page = visit(f"{site}/{docname}.html").page
     links = page.eval_on_selector_all("a[href]", "links => links.map(a => a.getAttribute('href'))")
-    assert f"https://colab.research.google.com/github/{slug}/blob/main/{docname}.ipynb" in links, "no Colab button"
-    assert any(link.startswith(f"https://mybinder.org/v2/gh/{slug}/main") for link in links), "no Binder button"
+    colab = f"{config['launch_buttons']['colab_url']}/github/{slug}/blob/{branch}/{docname}.ipynb"
+    assert colab in links, f"no Colab button ({colab})"
+    binder = f"{config['launch_buttons']['binderhub_url']}/v2/gh/{slug}/{branch}"
+    assert any(link.startswith(binder) for link in links), f"no Binder button ({binder})"
     assert any(link.endswith(f"_sources/{docname}.ipynb") for link in links), "no .ipynb download"
     assert repository in links, "no repository link"
     assert page.locator("button.copybtn").count() >= 1, "no copy buttons on code cells"
