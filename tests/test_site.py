@@ -190,7 +190,8 @@ def _title_word(docname):
         titles[name] = first.splitlines()[0].lstrip("# ") if first else ""
     words = lambda title: {w.lower() for w in re.findall(r"[A-Za-z]{4,}", title)} - STOPWORDS  # noqa: E731
     others = set().union(*(words(t) for n, t in titles.items() if n != docname))
-    candidates = sorted(words(titles[docname]) - others, key=len, reverse=True) or sorted(words(titles[docname]), key=len, reverse=True)
+    longest_first = lambda found: sorted(found, key=lambda w: (-len(w), w))  # noqa: E731
+    candidates = longest_first(words(titles[docname]) - others) or longest_first(words(titles[docname]))
     return candidates[0] if candidates else None
 
 
