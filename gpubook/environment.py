@@ -36,7 +36,12 @@ def quiet_known_warnings() -> None:
 
     * A CUDA build of PyTorch on a machine without a GPU logs "No CUDA runtime is found" at the first
       CPU compile (it found a CUDA toolkit but no driver): irrelevant for CPU code.
+    * ``torch.profiler``'s C++ library (Kineto) writes its own log lines ("profiler_start",
+      "gpuGetDeviceCount failed" on a machine without a GPU) straight to the process's stderr, where
+      Jupyter shows them in the notebook. ``KINETO_LOG_LEVEL=6`` keeps them out; it is read when the
+      profiler first starts, and a value set by the user is kept.
     """
+    os.environ.setdefault("KINETO_LOG_LEVEL", "6")
     logger = logging.getLogger("torch.utils.cpp_extension")
     if not any(isinstance(f, _NoCudaRuntimeFilter) for f in logger.filters):
         logger.addFilter(_NoCudaRuntimeFilter())

@@ -20,6 +20,15 @@ def test_report_prints_facts_and_never_raises(capsys, monkeypatch):
     assert "No C++ compiler found" in capsys.readouterr().out
 
 
+def test_quiet_known_warnings_silences_the_profilers_log(monkeypatch):
+    monkeypatch.delenv("KINETO_LOG_LEVEL", raising=False)
+    environment.quiet_known_warnings()
+    assert environment.os.environ["KINETO_LOG_LEVEL"] == "6"
+    monkeypatch.setenv("KINETO_LOG_LEVEL", "2")
+    environment.quiet_known_warnings()
+    assert environment.os.environ["KINETO_LOG_LEVEL"] == "2"
+
+
 def test_caption_names_device_and_torch():
     text = plots.caption("cpu", "float32")
     assert "CPU" in text and "float32" in text and "torch" in text
