@@ -40,8 +40,12 @@ def quiet_known_warnings() -> None:
       "gpuGetDeviceCount failed" on a machine without a GPU) straight to the process's stderr, where
       Jupyter shows them in the notebook. ``KINETO_LOG_LEVEL=6`` keeps them out; it is read when the
       profiler first starts, and a value set by the user is kept.
+    * torch 2.11's profiler warns once that it "clears events at the end of each cycle", a note
+      about its scheduled (cyclic) mode that does not apply to a plain ``with profile():`` block,
+      and the warning names a file path of the installation.
     """
     os.environ.setdefault("KINETO_LOG_LEVEL", "6")
+    warnings.filterwarnings("ignore", message=".*Profiler clears events at the end of each cycle.*")
     logger = logging.getLogger("torch.utils.cpp_extension")
     if not any(isinstance(f, _NoCudaRuntimeFilter) for f in logger.filters):
         logger.addFilter(_NoCudaRuntimeFilter())

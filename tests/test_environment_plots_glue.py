@@ -29,6 +29,17 @@ def test_quiet_known_warnings_silences_the_profilers_log(monkeypatch):
     assert environment.os.environ["KINETO_LOG_LEVEL"] == "2"
 
 
+def test_quiet_known_warnings_drops_the_profiler_cycle_warning():
+    import warnings
+
+    environment.quiet_known_warnings()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        environment.quiet_known_warnings()  # re-installs its filters in front of "default"
+        warnings.warn("Warning: Profiler clears events at the end of each cycle.", UserWarning)
+    assert not caught
+
+
 def test_caption_names_device_and_torch():
     text = plots.caption("cpu", "float32")
     assert "CPU" in text and "float32" in text and "torch" in text
