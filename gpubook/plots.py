@@ -66,9 +66,13 @@ def apply_style() -> None:
 
 
 def color_for(label: str, index: int = 0) -> str:
-    """The book's colour for a variant label such as ``"compiled (reduce-overhead)"``."""
+    """The book's colour for a variant label such as ``"compiled (reduce-overhead)"``.
+
+    The way a variant runs (mode, eager, compiled) wins over the language it is written in, so
+    ``"compiled NumPy, CPU"`` gets the compiled colour and ``"NumPy"`` alone the NumPy colour.
+    """
     lowered = label.lower()
-    for key in ("reduce-overhead", "max-autotune", "numpy", "python", "eager", "compiled", "default", "cpu", "gpu"):
+    for key in ("reduce-overhead", "max-autotune", "eager", "compiled", "numpy", "python", "default", "cpu", "gpu"):
         if key in lowered:
             return COLORS[key]
     return _FALLBACK[index % len(_FALLBACK)]

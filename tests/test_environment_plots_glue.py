@@ -59,6 +59,9 @@ def test_plots_build_and_validate():
     with pytest.raises(ValueError, match="series"):
         plots.versus_size([1, 10], {"eager": [1.0]}, "demo", "s")
     assert plots.color_for("compiled (reduce-overhead)") == plots.COLORS["reduce-overhead"]
+    assert plots.color_for("compiled NumPy, CPU") == plots.COLORS["compiled"]
+    assert plots.color_for("pure Python") == plots.COLORS["python"]
+    assert plots.color_for("NumPy (float64)") == plots.COLORS["numpy"]
 
 
 def test_glue_rejects_bad_name():
