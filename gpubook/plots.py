@@ -11,8 +11,8 @@ import math
 from typing import Mapping, Sequence
 
 import matplotlib
-
 import matplotlib.pyplot as plt
+from matplotlib import ticker
 import torch
 
 from .profiles import pick_device
@@ -124,6 +124,11 @@ def speedup_bars(
     ax.set_yticks(list(positions), labels)
     ax.invert_yaxis()
     ax.set_xscale("log")
+    # Ticks at 1, 2, 5, 10, 20, ... labelled "2x": matplotlib's default labels minor log ticks as
+    # "3 x 10^0", which crowd and overlap on a short range.
+    ax.xaxis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda value, _: f"{value:g}x"))
+    ax.xaxis.set_minor_formatter(ticker.NullFormatter())
     ax.axvline(1.0, color=COLORS["limit"], linewidth=1)
     for y, value in zip(positions, speedups):
         ax.annotate(f"{value:.2g}x", (value, y), xytext=(4, 0), textcoords="offset points", va="center", fontsize=9)
