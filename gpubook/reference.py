@@ -107,22 +107,27 @@ def provenance(notebook: nbformat.NotebookNode, profile: str, seconds: float) ->
     }
 
 
-def run_notebook(path: Path, profile: str | None = None, timeout: int = CELL_TIMEOUT_SECONDS) -> dict:
-    """Execute ``path`` in place under ``profile`` (default: the active one); return its provenance."""
+def _execute(notebook: nbformat.NotebookNode, path: Path, timeout: int) -> float:
+    """Execute ``notebook`` (read from ``path``, run in its folder) in place; return wall seconds."""
     from nbclient import NotebookClient
 
+    client = NotebookClient(
+        notebook, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    )
+    start = time.perf_counter()
+    client.execute()
+    return time.perf_counter() - start
+
+
+def run_notebook(path: Path, profile: str | None = None, timeout: int = CELL_TIMEOUT_SECONDS) -> dict:
+    """Execute ``path`` in place under ``profile`` (default: the active one); return its provenance."""
     from .profiles import PROFILE_VARIABLE, get_profile
 
     if profile is not None:
         os.environ[PROFILE_VARIABLE] = profile
     profile = get_profile()
     notebook = nbformat.read(path, as_version=4)
-    client = NotebookClient(
-        notebook, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
-    )
-    start = time.perf_counter()
-    client.execute()
-    record = provenance(notebook, profile, time.perf_counter() - start)
+    record = provenance(notebook, profile, _execute(notebook, path, timeout))
     notebook.metadata[METADATA_KEY] = record
     nbformat.write(notebook, path)
     return record
@@ -311,7 +316,6 @@ def cpu_time_notebook(path: Path, timeout: int = CELL_TIMEOUT_SECONDS) -> float:
     Refuses to run where PyTorch sees a CUDA GPU: the times describe a machine without one.
     """
     import torch
-    from nbclient import NotebookClient
 
     from .profiles import PROFILE_VARIABLE
 
@@ -321,12 +325,7 @@ def cpu_time_notebook(path: Path, timeout: int = CELL_TIMEOUT_SECONDS) -> float:
     env_before = os.environ.get(PROFILE_VARIABLE)
     os.environ[PROFILE_VARIABLE] = "cpu"
     try:
-        client = NotebookClient(
-            notebook, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
-        )
-        start = time.perf_counter()
-        client.execute()
-        return time.perf_counter() - start
+        return _execute(notebook, path, timeout)
     finally:
         if env_before is None:
             os.environ.pop(PROFILE_VARIABLE, None)
