@@ -47,6 +47,7 @@ __all__ = [
     "code_hash",
     "provenance",
     "run_notebook",
+    "staleness",
     "check_notebook",
     "notebook_paths",
     "headlines",
@@ -133,6 +134,16 @@ def run_notebook(path: Path, profile: str | None = None, timeout: int = CELL_TIM
     return record
 
 
+def staleness(notebook: nbformat.NotebookNode, record: dict) -> list[str]:
+    """Why a notebook's recorded run no longer stands for it: code changed since, or not a GPU run."""
+    reasons = []
+    if record.get("code_hash") != code_hash(notebook):
+        reasons.append("code changed since its recorded run")
+    if record.get("profile") != "gpu":
+        reasons.append(f"its recorded run used the {record.get('profile')!r} profile, not 'gpu'")
+    return reasons
+
+
 def check_notebook(path: Path) -> tuple[list[str], list[str]]:
     """Return ``(stale, broken)`` messages for one notebook."""
     notebook = nbformat.read(path, as_version=4)
@@ -141,10 +152,8 @@ def check_notebook(path: Path) -> tuple[list[str], list[str]]:
     if record is None:
         stale.append(f"{path.name}: no recorded reference run")
     else:
-        if record.get("code_hash") != code_hash(notebook):
-            stale.append(f"{path.name}: code changed since its run of {record.get('date')} on {record.get('device_name')}")
-        if record.get("profile") != "gpu":
-            stale.append(f"{path.name}: its recorded run used the {record.get('profile')!r} profile, not 'gpu'")
+        stale.extend(f"{path.name}: {reason} (run of {record.get('date')} on {record.get('device_name')})"
+                     for reason in staleness(notebook, record))
     for index, cell in enumerate(notebook.cells):
         if cell.cell_type != "code" or "raises-exception" in cell.metadata.get("tags", []):
             continue
@@ -214,12 +223,7 @@ def _load_notebooks(root: Path) -> list[tuple[Path, nbformat.NotebookNode]]:
 
 
 def _status(notebook: nbformat.NotebookNode, record: dict) -> str:
-    notes = []
-    if record.get("profile") != "gpu":
-        notes.append(f"not a GPU run (profile {record.get('profile')})")
-    if record.get("code_hash") != code_hash(notebook):
-        notes.append("code changed since this run")
-    return "; ".join(notes) or "current"
+    return "; ".join(staleness(notebook, record)) or "current"
 
 
 def results_page(root: Path = ROOT) -> str:

@@ -119,7 +119,7 @@ def test_results_page_has_the_table_and_provenance(tmp_path):
 
 def test_results_page_flags_stale_and_non_gpu_runs(tmp_path):
     page = reference.results_page(_book(tmp_path, profile="cpu", stale=True))
-    assert "2.1 min. **Note:** not a GPU run (profile cpu); code changed since this run." in page
+    assert "2.1 min. **Note:** code changed since its recorded run; its recorded run used the 'cpu' profile, not 'gpu'." in page
 
 
 def test_results_page_without_headlines(tmp_path):
