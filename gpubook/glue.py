@@ -57,10 +57,10 @@ class Headline(dict):
     """The record :func:`headline` glues; shown in a notebook as one readable line."""
 
     def __repr__(self) -> str:
-        from .timing import format_seconds
+        from .timing import format_ratio, format_seconds
 
         text = (f"headline: {self['case']}: {self['baseline']} {format_seconds(self['baseline_seconds'])}, "
-                f"{self['optimized']} {format_seconds(self['optimized_seconds'])} ({self['speedup']:.3g}x)")
+                f"{self['optimized']} {format_seconds(self['optimized_seconds'])} ({format_ratio(self['speedup'])}x)")
         if self["limit_fraction"] is not None:
             text += f", {self['limit_fraction']:.0%} of {self['limit'] or 'the hardware limit'}"
         return text

@@ -16,7 +16,7 @@ from matplotlib import ticker
 import torch
 
 from .profiles import pick_device
-from .timing import break_even_calls
+from .timing import break_even_calls, format_ratio
 
 __all__ = [
     "COLORS",
@@ -131,7 +131,7 @@ def speedup_bars(
     ax.xaxis.set_minor_formatter(ticker.NullFormatter())
     ax.axvline(1.0, color=COLORS["limit"], linewidth=1)
     for y, value in zip(positions, speedups):
-        ax.annotate(f"{value:.2g}x", (value, y), xytext=(4, 0), textcoords="offset points", va="center", fontsize=9)
+        ax.annotate(f"{format_ratio(value)}x", (value, y), xytext=(4, 0), textcoords="offset points", va="center", fontsize=9)
     ax.set_xlabel(f"speedup over {baseline} (log scale; right of the line is faster)")
     ax.grid(axis="y", visible=False)
     fig.tight_layout()

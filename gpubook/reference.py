@@ -228,7 +228,7 @@ def _status(notebook: nbformat.NotebookNode, record: dict) -> str:
 
 def results_page(root: Path = ROOT) -> str:
     """The text of ``book/reference-results.md``, from the notebooks under ``root / "notebooks"``."""
-    from .timing import format_seconds
+    from .timing import format_ratio, format_seconds
 
     command = "python -m gpubook.reference results"
     lines = [
@@ -260,7 +260,7 @@ def results_page(root: Path = ROOT) -> str:
                 _cell(record.get("device", "")),
                 _cell(f"{record.get('baseline', 'eager')}: {format_seconds(record['baseline_seconds'])}"),
                 _cell(f"{record.get('optimized', 'compiled')}: {format_seconds(record['optimized_seconds'])}"),
-                f"{record['baseline_seconds'] / record['optimized_seconds']:.3g}×",
+                f"{format_ratio(record['baseline_seconds'] / record['optimized_seconds'])}×",
                 _cell(limit) or "–",
             ]) + " |")
             link = ""  # the chapter is named on its first row only

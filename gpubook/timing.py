@@ -33,6 +33,7 @@ __all__ = [
     "break_even_calls",
     "threads",
     "format_seconds",
+    "format_ratio",
 ]
 
 
@@ -57,6 +58,15 @@ def format_seconds(seconds: float) -> str:
     if seconds >= 1e-6:
         return f"{seconds * 1e6:.3g} µs"
     return f"{seconds * 1e9:.3g} ns"
+
+
+def format_ratio(ratio: float) -> str:
+    """A speedup or ratio to three significant digits, never in exponent form: ``'0.944'``,
+    ``'11.9'``, ``'296'``, ``'1,510'``, ``'14,500'``."""
+    if not math.isfinite(ratio):
+        return str(ratio)
+    rounded = float(f"{ratio:.3g}")
+    return f"{rounded:,.0f}" if abs(rounded) >= 1000 else f"{ratio:.3g}"
 
 
 @dataclass(frozen=True)

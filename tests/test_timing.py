@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from gpubook import timing
-from gpubook.timing import Timing, break_even_calls, format_seconds, measure, time_each, time_once
+from gpubook.timing import Timing, break_even_calls, format_ratio, format_seconds, measure, time_each, time_once
 
 
 def test_measure_sleep_is_close_to_known_duration():
@@ -99,6 +99,16 @@ def test_threads_context_restores():
     with pytest.raises(ValueError, match="count"):
         with timing.threads(0):
             pass
+
+
+def test_format_ratio_never_uses_an_exponent():
+    assert format_ratio(0.9441) == "0.944"
+    assert format_ratio(11.94) == "11.9"
+    assert format_ratio(296.2) == "296"
+    assert format_ratio(1513.7) == "1,510"
+    assert format_ratio(14512.0) == "14,500"
+    assert format_ratio(999.6) == "1,000"
+    assert format_ratio(float("inf")) == "inf"
 
 
 def test_format_seconds_units():
