@@ -38,3 +38,48 @@ def test_every_chapter_page_shows_a_plot(built_book):
             continue  # the setup check has no benchmark
         page = (html / "notebooks" / f"{notebook.stem}.html").read_text(encoding="utf-8")
         assert re.search(r'<img[^>]+src="[^"]+\.png"', page), f"{notebook.name}: no plot on its page"
+
+
+def test_glued_sentences_render_their_inline_markup(built_book):
+    """Verdicts glued as strings keep no literal backticks or asterisks on the page (book/_ext/glued_markup.py)."""
+    from html.parser import HTMLParser
+
+    class PastedText(HTMLParser):
+        """Collects the text inside each <span class="pasted-text">, nested tags included."""
+
+        def __init__(self):
+            super().__init__()
+            self.depth, self.texts = 0, []
+
+        def handle_starttag(self, tag, attrs):
+            if self.depth:
+                self.depth += tag == "span"
+            elif tag == "span" and "pasted-text" in (dict(attrs).get("class") or "").split():
+                self.depth = 1
+                self.texts.append("")
+
+        def handle_endtag(self, tag):
+            if self.depth and tag == "span":
+                self.depth -= 1
+
+        def handle_data(self, data):
+            if self.depth:
+                self.texts[-1] += data
+
+    html, _ = built_book
+    for notebook in NOTEBOOKS:
+        parser = PastedText()
+        parser.feed((html / "notebooks" / f"{notebook.stem}.html").read_text(encoding="utf-8"))
+        for text in parser.texts:
+            assert "`" not in text and "**" not in text, f"{notebook.name}: unrendered markup in {text[:120]!r}"
+
+
+def test_glued_markup_nodes():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    from glued_markup import markup_nodes
+
+    parts = markup_nodes("`default` did *not* win, **really**; 2 * 3 stays")
+    assert [type(part).__name__ for part in parts] == ["literal", "Text", "emphasis", "Text", "strong", "Text"]
+    assert "".join(part.astext() for part in parts) == "default did not win, really; 2 * 3 stays"
