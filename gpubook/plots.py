@@ -24,6 +24,7 @@ __all__ = [
     "color_for",
     "caption",
     "new_figure",
+    "ratio_ticks",
     "speedup_bars",
     "versus_size",
     "cumulative_time",
@@ -103,6 +104,17 @@ def new_figure(title: str, device=None, dtype=None, figsize: tuple[float, float]
     return fig, ax
 
 
+def ratio_ticks(axis) -> None:
+    """Label a log-scale axis of ratios at 1, 2, 5, 10, 20, ... as ``"2x"``.
+
+    Matplotlib's default labels minor log ticks as "3 x 10^0", which crowd and overlap on a short
+    range. Pass ``ax.xaxis`` or ``ax.yaxis`` after setting the log scale.
+    """
+    axis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(ticker.FuncFormatter(lambda value, _: f"{value:g}x"))
+    axis.set_minor_formatter(ticker.NullFormatter())
+
+
 def speedup_bars(
     labels: Sequence[str],
     speedups: Sequence[float],
@@ -124,11 +136,7 @@ def speedup_bars(
     ax.set_yticks(list(positions), labels)
     ax.invert_yaxis()
     ax.set_xscale("log")
-    # Ticks at 1, 2, 5, 10, 20, ... labelled "2x": matplotlib's default labels minor log ticks as
-    # "3 x 10^0", which crowd and overlap on a short range.
-    ax.xaxis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda value, _: f"{value:g}x"))
-    ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+    ratio_ticks(ax.xaxis)
     ax.axvline(1.0, color=COLORS["limit"], linewidth=1)
     for y, value in zip(positions, speedups):
         ax.annotate(f"{format_ratio(value)}x", (value, y), xytext=(4, 0), textcoords="offset points", va="center", fontsize=9)

@@ -48,6 +48,8 @@ def test_caption_names_device_and_torch():
 def test_plots_build_and_validate():
     fig = plots.speedup_bars(["eager", "compiled"], [1.0, 3.0], "demo")
     assert "torch" in fig.axes[0].get_title(loc="left")
+    fig.canvas.draw()
+    assert {"1x", "2x"} <= {label.get_text() for label in fig.axes[0].get_xticklabels()}
     fig = plots.versus_size([1, 10], {"eager": [1.0, 2.0]}, "demo", "seconds", limit=3.0, limit_label="copy")
     assert fig.axes[0].get_xscale() == "log"
     fig = plots.cumulative_time(1.0, 0.5, 10.0, "demo")
