@@ -3,8 +3,10 @@
 Each checker returns the value it accepted (so ``n = positive_int("n", n)`` reads naturally) and
 raises with a message that names the argument:
 
-* :class:`TypeError` when the value is not a number at all (a string, ``None``) or is a ``bool``
-  (``True`` is an ``int`` in Python, but ``repeat=True`` is always a mistake);
+* :class:`ArgumentTypeError` when the value is not a number at all (a string, ``None``) or is a
+  ``bool`` (``True`` is an ``int`` in Python, but ``repeat=True`` is always a mistake); it is both a
+  :class:`TypeError` and a :class:`ValueError`, so callers that caught ``ValueError`` before the
+  checks were shared still catch it;
 * :class:`ValueError` when it is a number of the right kind but out of range (zero, negative,
   NaN, infinite).
 """
@@ -14,13 +16,17 @@ from __future__ import annotations
 import math
 import numbers
 
-__all__ = ["finite_number", "positive_int", "positive_number"]
+__all__ = ["ArgumentTypeError", "finite_number", "positive_int", "positive_number"]
+
+
+class ArgumentTypeError(TypeError, ValueError):
+    """An argument of the wrong type (a str, None, a bool where a number is meant)."""
 
 
 def _real(name: str, value: object) -> float:
     """``value`` as a float if it is a real number and not a bool; TypeError otherwise."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
+        raise ArgumentTypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
     return float(value)
 
 
@@ -54,7 +60,7 @@ def positive_int(name: str, value: object, *, allow_zero: bool = False, minimum:
     NumPy integers pass; floats (even ``3.0``) do not. Returns ``value``.
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+        raise ArgumentTypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
     if minimum is None:
         minimum = 0 if allow_zero else 1
     if value < minimum:
