@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Execute notebooks on a GPU machine that has torch but no Jupyter (the device tool's H100/H200).
+#
+#   bash tools/gpu-run.sh notebooks/03_compile_basics.ipynb [more notebooks or folders]
+#
+# Needs the Jupyter wheels of ../shared/gpu-jupyter-wheels.txt (plus nvidia-ml-py, threadpoolctl)
+# in .whl/ (carried with the call). Installs them into /tmp/site, registers the kernel, runs
+# `python -m gpubook.reference run` under the `gpu` profile (GPUBOOK_PROFILE overrides), and tars
+# the executed notebooks plus the log into $OUT/notebooks.tar.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
+export GPUBOOK_PROFILE="${GPUBOOK_PROFILE:-gpu}"
+out="${OUT:-/tmp/gpu-run-out}"; mkdir -p "$out"
+if [ -d .whl ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl >/dev/null 2>&1 || { echo "wheel install failed"; exit 3; }
+  export PYTHONPATH="/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}"
+  export PATH="/tmp/site/bin:$PATH"
+else
+  export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+fi
+python3 -m ipykernel install --user >/dev/null 2>&1 || { echo "ipykernel install failed"; exit 3; }
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,temperature.gpu --format=csv,noheader || true
+start=$(date +%s)
+python3 -m gpubook.reference run "$@" 2>&1 | tee "$out/run.log"
+status=${PIPESTATUS[0]}
+echo "gpu-run: $(( $(date +%s) - start )) s, exit $status" | tee -a "$out/run.log"
+targets=()
+for t in "$@"; do if [ -d "$t" ]; then targets+=("$t"/[0-9][0-9]_*.ipynb); else targets+=("$t"); fi; done
+tar -cf "$out/notebooks.tar" "${targets[@]}" book/reference-results.md book/_generated 2>/dev/null
+exit $status
