@@ -1,8 +1,9 @@
 """One plot style for the whole book, and the book's recurring plots.
 
-Every plot names its device, dtype and torch version (:func:`caption`), uses the same colour for the
-same variant in every chapter (:data:`COLORS`), and uses log axes for sizes and speedups. Times are
-in seconds unless an axis says otherwise. Each function returns the matplotlib ``Figure``.
+Every plot names its device, dtype and torch version (:func:`caption`), uses the same
+colour for the same variant in every chapter (:data:`COLORS`), and uses log axes for
+sizes and speedups. Times are in seconds unless an axis says otherwise. Each function
+returns the matplotlib ``Figure``.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from typing import Mapping, Sequence
 
 import matplotlib
 import matplotlib.pyplot as plt
-from matplotlib import ticker
 import torch
+from matplotlib import ticker
 
 from .profiles import pick_device
 from .timing import break_even_calls, format_ratio
@@ -28,6 +29,9 @@ __all__ = [
     "speedup_bars",
     "versus_size",
     "cumulative_time",
+    "spread",
+    "timeline",
+    "roofline",
 ]
 
 COLORS = {
@@ -37,18 +41,63 @@ COLORS = {
     "compiled": "#d62728",
     "default": "#d62728",
     "reduce-overhead": "#ff7f0e",
+    "cuda graph": "#ff7f0e",
     "max-autotune": "#9467bd",
     "cpu": "#2ca02c",
     "gpu": "#17becf",
     "limit": "#000000",
 }
-"""Colours by variant; :func:`color_for` matches a label to the first key it contains."""
+"""Colours by variant; :func:`color_for` matches a label to the first key it holds."""
 
 _FALLBACK = ["#8c564b", "#e377c2", "#bcbd22", "#7f7f7f", "#17becf", "#2ca02c"]
 
 
+def spread(value) -> tuple[float, float | None, float | None]:
+    """``(centre, low, high)`` of a measured value, for error bars and bands.
+
+    Accepts a plain number (no spread: ``low`` and ``high`` are ``None``), a
+    :class:`gpubook.Timing` (median and interquartile range, seconds), a
+    :class:`gpubook.Ratio` (estimate and 95% interval) or a ``(centre, low, high)``
+    tuple.
+    """
+    if isinstance(value, bool):
+        raise TypeError(
+            "a measured value must be a number, a Timing, a Ratio or a tuple, not bool"
+        )
+    if isinstance(value, (int, float)):
+        return float(value), None, None
+    if hasattr(value, "estimate") and hasattr(value, "low") and hasattr(value, "high"):
+        return float(value.estimate), float(value.low), float(value.high)
+    if hasattr(value, "median") and hasattr(value, "q25") and hasattr(value, "q75"):
+        return float(value.median), float(value.q25), float(value.q75)
+    if isinstance(value, (tuple, list)) and len(value) == 3:
+        centre, low, high = (float(v) for v in value)
+        if not low <= centre <= high:
+            raise ValueError(
+                f"(centre, low, high) needs low <= centre <= high, got {value!r}"
+            )
+        return centre, low, high
+    raise TypeError(
+        "a measured value must be a number, a Timing, a Ratio or a "
+        f"(centre, low, high) tuple, got {type(value).__name__}"
+    )
+
+
+def _error_bars(values) -> tuple[list[float], list[list[float]] | None]:
+    """Centres and matplotlib ``xerr``/``yerr`` (distances below and above), or
+    ``None``."""
+    triples = [spread(v) for v in values]
+    centres = [c for c, _, _ in triples]
+    if all(low is None for _, low, _ in triples):
+        return centres, None
+    below = [c - (low if low is not None else c) for c, low, _ in triples]
+    above = [(high if high is not None else c) - c for c, _, high in triples]
+    return centres, [below, above]
+
+
 def apply_style() -> None:
-    """Set the book's matplotlib style (readable sizes, light grid, no top/right spines)."""
+    """Set the book's matplotlib style (readable sizes, light grid, no top/right
+    spines)."""
     matplotlib.rcParams.update(
         {
             "figure.figsize": (7.5, 4.2),
@@ -69,18 +118,32 @@ def apply_style() -> None:
 def color_for(label: str, index: int = 0) -> str:
     """The book's colour for a variant label such as ``"compiled (reduce-overhead)"``.
 
-    The way a variant runs (mode, eager, compiled) wins over the language it is written in, so
-    ``"compiled NumPy, CPU"`` gets the compiled colour and ``"NumPy"`` alone the NumPy colour.
+    The way a variant runs (mode, eager, compiled) wins over the language it is written
+    in, so ``"compiled NumPy, CPU"`` gets the compiled colour and ``"NumPy"`` alone the
+    NumPy colour.
     """
     lowered = label.lower()
-    for key in ("reduce-overhead", "max-autotune", "eager", "compiled", "numpy", "python", "default", "cpu", "gpu"):
+    for key in (
+        "reduce-overhead",
+        "cuda graph",
+        "max-autotune",
+        "eager",
+        "compiled",
+        "numpy",
+        "python",
+        "default",
+        "cpu",
+        "gpu",
+    ):
         if key in lowered:
             return COLORS[key]
     return _FALLBACK[index % len(_FALLBACK)]
 
 
-def caption(device: torch.device | str | None = None, dtype: torch.dtype | str | None = None) -> str:
-    """``'NVIDIA H100 80GB HBM3 · float32 · torch 2.11.0'``: what every plot must say."""
+def caption(
+    device: torch.device | str | None = None, dtype: torch.dtype | str | None = None
+) -> str:
+    """``'NVIDIA H100 80GB HBM3 · float32 · torch 2.11.0'``: what every plot says."""
     device = torch.device(device) if device is not None else pick_device()
     if device.type == "cuda":
         name = torch.cuda.get_device_name(device)
@@ -95,8 +158,11 @@ def caption(device: torch.device | str | None = None, dtype: torch.dtype | str |
     return " · ".join(parts)
 
 
-def new_figure(title: str, device=None, dtype=None, figsize: tuple[float, float] | None = None):
-    """A figure with one axes titled ``title`` over the :func:`caption` line. Returns ``(fig, ax)``."""
+def new_figure(
+    title: str, device=None, dtype=None, figsize: tuple[float, float] | None = None
+):
+    """A figure with one axes titled ``title`` over the :func:`caption` line. Returns
+    ``(fig, ax)``."""
     if not isinstance(title, str) or not title:
         raise ValueError("title must be a non-empty string")
     fig, ax = plt.subplots(figsize=figsize)
@@ -107,8 +173,8 @@ def new_figure(title: str, device=None, dtype=None, figsize: tuple[float, float]
 def ratio_ticks(axis) -> None:
     """Label a log-scale axis of ratios at 1, 2, 5, 10, 20, ... as ``"2x"``.
 
-    Matplotlib's default labels minor log ticks as "3 x 10^0", which crowd and overlap on a short
-    range. Pass ``ax.xaxis`` or ``ax.yaxis`` after setting the log scale.
+    Matplotlib's default labels minor log ticks as "3 x 10^0", which crowd and overlap
+    on a short range. Pass ``ax.xaxis`` or ``ax.yaxis`` after setting the log scale.
     """
     axis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     axis.set_major_formatter(ticker.FuncFormatter(lambda value, _: f"{value:g}x"))
@@ -123,23 +189,46 @@ def speedup_bars(
     dtype=None,
     baseline: str = "eager",
 ):
-    """Horizontal bars of speedups (baseline time / variant time) on a log axis, 1x marked."""
+    """Horizontal bars of speedups (baseline time / variant time) on a log axis, 1x
+    marked.
+
+    Each speedup may be a number, a :class:`gpubook.Ratio` or a ``(estimate, low,
+    high)`` tuple; intervals are drawn as error bars.
+    """
     if len(labels) != len(speedups) or not labels:
         raise ValueError("labels and speedups must be non-empty and of the same length")
-    if any(not (isinstance(s, (int, float)) and s > 0 and math.isfinite(s)) for s in speedups):
+    try:
+        speedups, errors = _error_bars(speedups)
+    except TypeError as error:
+        raise ValueError(f"speedups: {error}") from None
+    if any(not (s > 0 and math.isfinite(s)) for s in speedups):
         raise ValueError("speedups must be positive, finite numbers")
     height = max(2.5, 0.45 * len(labels) + 1.5)
     fig, ax = new_figure(title, device, dtype, figsize=(7.5, height))
     positions = range(len(labels))
     colors = [color_for(label, i) for i, label in enumerate(labels)]
-    ax.barh(list(positions), speedups, color=colors)
+    ax.barh(
+        list(positions),
+        speedups,
+        color=colors,
+        xerr=errors,
+        error_kw={"ecolor": COLORS["limit"], "capsize": 3, "linewidth": 1},
+    )
     ax.set_yticks(list(positions), labels)
     ax.invert_yaxis()
     ax.set_xscale("log")
     ratio_ticks(ax.xaxis)
     ax.axvline(1.0, color=COLORS["limit"], linewidth=1)
-    for y, value in zip(positions, speedups):
-        ax.annotate(f"{format_ratio(value)}x", (value, y), xytext=(4, 0), textcoords="offset points", va="center", fontsize=9)
+    for i, (y, value) in enumerate(zip(positions, speedups)):
+        right = value + (errors[1][i] if errors else 0.0)
+        ax.annotate(
+            f"{format_ratio(value)}x",
+            (right, y),
+            xytext=(4, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=9,
+        )
     ax.set_xlabel(f"speedup over {baseline} (log scale; right of the line is faster)")
     ax.grid(axis="y", visible=False)
     fig.tight_layout()
@@ -158,23 +247,40 @@ def versus_size(
     limit_label: str | None = None,
     logy: bool = True,
 ):
-    """Lines of a measured quantity (time, GB/s, TFLOP/s) against problem size, log-log by default.
+    """Lines of a measured quantity (time, GB/s, TFLOP/s) against problem size, log-log
+    by default.
 
-    ``limit`` draws a hardware limit as a dashed horizontal line labelled ``limit_label``.
-    Values may be ``nan`` where a variant was not run at that size.
+    ``limit`` draws a hardware limit as a dashed horizontal line labelled
+    ``limit_label``. Values may be ``nan`` where a variant was not run at that size. A
+    value may also be a :class:`gpubook.Timing` or a ``(centre, low, high)`` tuple: the
+    spread is drawn as a band.
     """
     if not series:
         raise ValueError("series must hold at least one named list of values")
     for name, values in series.items():
         if len(values) != len(sizes):
-            raise ValueError(f"series {name!r} has {len(values)} values for {len(sizes)} sizes")
+            raise ValueError(
+                f"series {name!r} has {len(values)} values for {len(sizes)} sizes"
+            )
     fig, ax = new_figure(title, device, dtype)
     for i, (name, values) in enumerate(series.items()):
-        ax.plot(sizes, values, marker="o", label=name, color=color_for(name, i))
+        triples = [spread(v) for v in values]
+        centres = [c for c, _, _ in triples]
+        color = color_for(name, i)
+        ax.plot(sizes, centres, marker="o", label=name, color=color)
+        if any(low is not None for _, low, _ in triples):
+            lows = [c if low is None else low for c, low, _ in triples]
+            highs = [c if high is None else high for c, _, high in triples]
+            ax.fill_between(sizes, lows, highs, color=color, alpha=0.2, linewidth=0)
     if limit is not None:
         ax.axhline(limit, color=COLORS["limit"], linestyle="--", linewidth=1)
-        ax.annotate(limit_label or f"limit {limit:.3g}", (sizes[0], limit), xytext=(0, 4),
-                    textcoords="offset points", fontsize=9)
+        ax.annotate(
+            limit_label or f"limit {limit:.3g}",
+            (sizes[0], limit),
+            xytext=(0, 4),
+            textcoords="offset points",
+            fontsize=9,
+        )
     ax.set_xscale("log")
     if logy:
         ax.set_yscale("log")
@@ -194,11 +300,17 @@ def cumulative_time(
     device=None,
     dtype=None,
 ):
-    """Cumulative time against number of calls for eager and compiled, with the break-even marked.
+    """Cumulative time against number of calls for eager and compiled, with the
+    break-even marked.
 
-    The compiled line starts at the first call (compilation plus one run); if it is faster per
-    call, the lines cross at the break-even call count of :func:`gpubook.timing.break_even_calls`.
+    The compiled line starts at the first call (compilation plus one run); if it is
+    faster per call, the lines cross at the break-even call count of
+    :func:`gpubook.timing.break_even_calls`. ``eager_seconds`` and ``compiled_seconds``
+    may be :class:`gpubook.Timing` objects: their medians set the lines and their
+    interquartile ranges are drawn as bands.
     """
+    eager_spread, compiled_spread = spread(eager_seconds), spread(compiled_seconds)
+    eager_seconds, compiled_seconds = eager_spread[0], compiled_spread[0]
     n_even = break_even_calls(first_call_seconds, eager_seconds, compiled_seconds)
     if calls is None:
         calls = int(min(max(3 * n_even, 10), 1e7)) if math.isfinite(n_even) else 1000
@@ -209,14 +321,299 @@ def cumulative_time(
     compiled = [first_call_seconds + (x - 1) * compiled_seconds for x in xs]
     fig, ax = new_figure(title, device, dtype)
     ax.plot(xs, eager, label="eager", color=COLORS["eager"])
-    ax.plot(xs, compiled, label="compiled (first call includes compiling)", color=COLORS["compiled"])
+    ax.plot(
+        xs,
+        compiled,
+        label="compiled (first call includes compiling)",
+        color=COLORS["compiled"],
+    )
+    for (_, low, high), start, color in (
+        (eager_spread, 0.0, COLORS["eager"]),
+        (compiled_spread, first_call_seconds, COLORS["compiled"]),
+    ):
+        if low is not None:
+            offset = 0 if start == 0 else 1
+            ax.fill_between(
+                xs,
+                [start + (x - offset) * low for x in xs],
+                [start + (x - offset) * high for x in xs],
+                color=color,
+                alpha=0.2,
+                linewidth=0,
+            )
     if math.isfinite(n_even) and n_even <= calls:
         ax.axvline(n_even, color=COLORS["limit"], linestyle="--", linewidth=1)
-        ax.annotate(f"break-even: {n_even:.0f} calls", (n_even, 0), xytext=(4, 8),
-                    textcoords="offset points", fontsize=9)
+        ax.annotate(
+            f"break-even: {n_even:.0f} calls",
+            (n_even, 0),
+            xytext=(4, 8),
+            textcoords="offset points",
+            fontsize=9,
+        )
     ax.set_xlabel("number of calls")
     ax.set_ylabel("cumulative time (s)")
     ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def _spans_by_row(spans) -> dict[str, list]:
+    rows: dict[str, list] = {}
+    for span in spans:
+        if (
+            not (math.isfinite(span.start_us) and math.isfinite(span.end_us))
+            or span.end_us < span.start_us
+        ):
+            raise ValueError(
+                f"span {span.name!r} has bad times "
+                f"{span.start_us!r} to {span.end_us!r} µs"
+            )
+        rows.setdefault(str(span.row), []).append(span)
+    return rows
+
+
+def _busy_us(spans) -> float:
+    """Length of the union of the spans' intervals, µs (overlapping kernels counted
+    once)."""
+    total, end = 0.0, -math.inf
+    for span in sorted(spans, key=lambda s: s.start_us):
+        if span.end_us > end:
+            total += span.end_us - max(span.start_us, end)
+            end = span.end_us
+    return total
+
+
+def timeline(
+    traces: Mapping[str, object],
+    title: str,
+    device=None,
+    dtype=None,
+    max_cpu_rows: int = 2,
+    label_kernels: bool = True,
+):
+    """Profiler timelines of several variants, one row group each, on a shared time axis
+    (µs).
+
+    ``traces`` maps a variant label (``"eager"``, ``"compiled"``, ``"CUDA graph"``) to a
+    trace from :func:`gpubook.trace`: an object with ``cpu`` and ``gpu`` lists of spans,
+    each span with ``.name``, ``.start_us``, ``.end_us`` and ``.row`` (thread or
+    stream). In each group the host rows (what the CPU does: operators, launches) sit
+    above the GPU rows (kernels, one row per stream), so the gaps between kernels, where
+    the GPU waits for the host, show at a glance. Host spans may nest (an operator and
+    the launch inside it): they are drawn translucent, so nesting shows darker. Only the
+    ``max_cpu_rows`` busiest host threads are drawn. The right margin of each group says
+    how long the GPU was busy out of the whole trace.
+    """
+    if not isinstance(traces, Mapping) or not traces:
+        raise ValueError("traces must be a non-empty mapping of label -> trace")
+    if (
+        not isinstance(max_cpu_rows, int)
+        or isinstance(max_cpu_rows, bool)
+        or max_cpu_rows < 1
+    ):
+        raise ValueError(f"max_cpu_rows must be a positive int, got {max_cpu_rows!r}")
+    groups = []
+    for label, trace in traces.items():
+        if not hasattr(trace, "cpu") or not hasattr(trace, "gpu"):
+            raise ValueError(
+                f"traces[{label!r}] must have .cpu and .gpu span lists (gpubook.trace)"
+            )
+        cpu_rows = _spans_by_row(trace.cpu)
+        busiest = sorted(cpu_rows, key=lambda row: -_busy_us(cpu_rows[row]))[
+            :max_cpu_rows
+        ]
+        gpu_rows = _spans_by_row(trace.gpu)
+        rows = [
+            (f"CPU {row}" if len(busiest) > 1 else "CPU", cpu_rows[row], "cpu")
+            for row in busiest
+        ]
+        rows += [
+            (f"GPU {row}" if len(gpu_rows) > 1 else "GPU", gpu_rows[row], "gpu")
+            for row in sorted(gpu_rows)
+        ]
+        if not rows:
+            raise ValueError(f"traces[{label!r}] holds no spans")
+        groups.append((str(label), rows, list(trace.gpu), list(trace.cpu)))
+    height = 1.0 + sum(0.45 * len(rows) + 0.55 for _, rows, _, _ in groups)
+    fig, axes = plt.subplots(
+        len(groups), 1, sharex=True, figsize=(9.0, max(2.8, height)), squeeze=False
+    )
+    axes = [row[0] for row in axes]
+    axes[0].set_title(f"{title}\n{caption(device, dtype)}", loc="left")
+    end_all = max(span.end_us for _, _, gpu, cpu in groups for span in gpu + cpu)
+    for index, (ax, (label, rows, gpu_spans, cpu_spans)) in enumerate(
+        zip(axes, groups)
+    ):
+        color = color_for(label, index)
+        for y, (_, spans, kind) in enumerate(rows):
+            bars = [
+                (s.start_us, max(s.end_us - s.start_us, end_all * 2e-4)) for s in spans
+            ]
+            ax.broken_barh(
+                bars,
+                (y - 0.38, 0.76),
+                facecolors=color if kind == "gpu" else "#7f7f7f",
+                alpha=0.9 if kind == "gpu" else 0.35,
+                linewidth=0,
+            )
+            if kind == "gpu" and label_kernels:
+                widest = max(spans, key=lambda s: s.end_us - s.start_us)
+                if widest.end_us - widest.start_us > 0.08 * end_all:
+                    ax.annotate(
+                        widest.name[:40],
+                        ((widest.start_us + widest.end_us) / 2, y),
+                        ha="center",
+                        va="center",
+                        fontsize=7,
+                        color="white",
+                    )
+        ax.set_yticks(range(len(rows)), [name for name, _, _ in rows], fontsize=8)
+        ax.set_ylim(len(rows) - 0.5, -0.5)
+        ax.set_ylabel(
+            label,
+            rotation=0,
+            ha="right",
+            va="center",
+            fontsize=9,
+            color=color,
+            labelpad=40,
+        )
+        ax.grid(axis="y", visible=False)
+        first = min(s.start_us for s in gpu_spans + cpu_spans)
+        last = max(s.end_us for s in gpu_spans + cpu_spans)
+        busy = _busy_us(gpu_spans)
+        note = (
+            f"{len(gpu_spans)} GPU spans, busy {busy:,.0f} of {last - first:,.0f} µs"
+            if gpu_spans
+            else "no GPU work"
+        )
+        ax.annotate(
+            note,
+            (1.0, 1.0),
+            xycoords="axes fraction",
+            ha="right",
+            va="bottom",
+            fontsize=8,
+        )
+    axes[-1].set_xlabel("time from the first event (µs)")
+    axes[-1].set_xlim(0, end_all * 1.01)
+    fig.tight_layout()
+    return fig
+
+
+def roofline(
+    points,
+    *,
+    bandwidth_gbs: float,
+    peak_tflops: float,
+    title: str = "Roofline",
+    device=None,
+    dtype=None,
+    bandwidth_label: str = "measured copy bandwidth",
+    peak_label: str = "datasheet peak",
+    show_fraction: bool = True,
+):
+    """Attained TFLOP/s against arithmetic intensity (FLOP per byte), log-log, with the
+    roofs.
+
+    ``points`` maps a label to ``(intensity, tflops)``: intensity in FLOP per byte moved
+    to and from memory, attained rate in TFLOP/s as a number or with its spread (a
+    ``(centre, low, high)`` tuple: error bars). The roofs are ``bandwidth_gbs`` (GB/s,
+    the slanted memory roof: intensity x bandwidth) and ``peak_tflops`` (TFLOP/s, the
+    flat compute roof); they meet at the ridge point, ``peak / bandwidth`` FLOP per
+    byte. Name each roof's source with ``bandwidth_label`` and ``peak_label`` ("measured
+    copy bandwidth", "datasheet peak, bf16"). With ``show_fraction`` each point is
+    labelled with its share of the roof above it.
+    """
+    for name, value in (("bandwidth_gbs", bandwidth_gbs), ("peak_tflops", peak_tflops)):
+        if isinstance(value, bool) or not (
+            isinstance(value, (int, float)) and value > 0 and math.isfinite(value)
+        ):
+            raise ValueError(f"{name} must be a positive, finite number, got {value!r}")
+    if not isinstance(points, Mapping) or not points:
+        raise ValueError(
+            "points must be a non-empty mapping of label -> (intensity, tflops)"
+        )
+    parsed = []
+    for label, point in points.items():
+        if not (isinstance(point, (tuple, list)) and len(point) == 2):
+            raise ValueError(
+                f"points[{label!r}] must be (intensity, tflops), got {point!r}"
+            )
+        intensity = point[0]
+        if isinstance(intensity, bool) or not (
+            isinstance(intensity, (int, float))
+            and intensity > 0
+            and math.isfinite(intensity)
+        ):
+            raise ValueError(
+                f"points[{label!r}]: intensity must be a positive FLOP/byte, "
+                f"got {intensity!r}"
+            )
+        try:
+            centre, low, high = spread(point[1])
+        except TypeError as error:
+            raise ValueError(f"points[{label!r}]: {error}") from None
+        if not (centre > 0 and math.isfinite(centre)):
+            raise ValueError(
+                f"points[{label!r}]: TFLOP/s must be positive, finite: {centre!r}"
+            )
+        parsed.append((str(label), float(intensity), centre, low, high))
+    ridge = peak_tflops * 1e3 / bandwidth_gbs  # FLOP per byte where the roofs meet
+    intensities = [p[1] for p in parsed]
+    x_low = min(min(intensities), ridge) / 4
+    x_high = max(max(intensities), ridge) * 4
+    fig, ax = new_figure(title, device, dtype)
+    xs = [x_low * (x_high / x_low) ** (i / 100) for i in range(101)]
+    roof = [min(peak_tflops, x * bandwidth_gbs / 1e3) for x in xs]
+    ax.plot(xs, roof, color=COLORS["limit"], linewidth=1.5)
+    ax.annotate(
+        f"{bandwidth_label}: {bandwidth_gbs:,.0f} GB/s",
+        (xs[8], roof[8]),
+        xytext=(0, 6),
+        textcoords="offset points",
+        fontsize=8,
+        rotation=0,
+    )
+    ax.annotate(
+        f"{peak_label}: {peak_tflops:,.0f} TFLOP/s",
+        (ridge, peak_tflops),
+        xytext=(4, 4),
+        textcoords="offset points",
+        fontsize=8,
+    )
+    ax.axvline(ridge, color=COLORS["limit"], linestyle=":", linewidth=0.8)
+    for index, (label, intensity, centre, low, high) in enumerate(parsed):
+        color = color_for(label, index)
+        yerr = None if low is None else [[centre - low], [high - centre]]
+        ax.errorbar(
+            [intensity],
+            [centre],
+            yerr=yerr,
+            fmt="o",
+            color=color,
+            capsize=3,
+            markersize=7,
+        )
+        share = centre / min(peak_tflops, intensity * bandwidth_gbs / 1e3)
+        text = f"{label} ({100 * share:.0f}% of roof)" if show_fraction else label
+        ax.annotate(
+            text,
+            (intensity, centre),
+            xytext=(6, -10),
+            textcoords="offset points",
+            fontsize=8,
+            color=color,
+        )
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(x_low, x_high)
+    lowest = min([p[2] if p[3] is None else p[3] for p in parsed] + [roof[0]])
+    ax.set_ylim(lowest / 3, peak_tflops * 3)
+    ax.set_xlabel(
+        f"arithmetic intensity (FLOP per byte, log scale); ridge at {ridge:,.0f}"
+    )
+    ax.set_ylabel("attained TFLOP/s (log scale)")
     fig.tight_layout()
     return fig
 
