@@ -1,0 +1,546 @@
+"""The seeds' claims, side by side with the book's like-for-like measurements.
+
+The book started from public texts, the *seeds* (listed in the seeds README). Their
+headline claims are kept here as data, :data:`CLAIMS`: what the seed says, on which
+hardware, in which dtype, and the factor it reports. A chapter that re-measures a claim
+records its measurement with :func:`claim`; ``python -m gpubook.seeds`` collects those
+records from the executed notebooks and writes ``book/seeds-claims.md``: one table with
+every claim, the book's measurement and a verdict. A claim that no chapter measured
+still has its row ("not measured").
+
+Recording a claim in a chapter (the verdict is computed from the run, never typed)::
+
+    from gpubook import seeds
+
+    variants = {"NumPy float32": numpy_fn, "compiled": compiled_fn}
+    comparison = gpubook.compare(variants, X32)
+    seeds.claim(
+        "001_gpu_tensors_f32",  # a key of CLAIMS, or a new one (see below)
+        measured=comparison.ratio("compiled"),  # a gpubook Ratio, or a float
+        how="NumPy float32 vs compiled, CUDA tensors, float32, 20M points",
+    )
+
+* ``measured`` is the book's speedup of the seed's variant over its baseline (baseline
+  time / variant time: > 1 means the variant is faster), measured like for like: a
+  :class:`gpubook.Ratio` (preferred: its 95% interval and verdict are kept), a float
+  (no interval), ``True``/``False`` for a claim of fact the run checked (does the
+  construct work on this version?), or ``None`` when the run could not measure it.
+* ``comparable=False`` with ``why=...`` when the book's measurement cannot be set
+  against the seed's figure (another dtype or data, a construct that no longer runs);
+  the row then says "not comparable" and why, whatever the numbers are.
+* A key that is not in :data:`CLAIMS` needs ``seed=``, ``claim=`` and
+  ``seed_hardware=`` (``dtype=`` and ``factor=`` are optional); keys are letters,
+  digits and ``_`` (``002_resnet18_max_autotune``).
+
+Verdicts (:func:`verdict`), for a claimed speedup of ``factor`` x:
+
+* **holds**: the book measured the variant faster (the interval clears the +-5% band
+  around 1) and the upper end of its 95% interval reaches at least half the claimed
+  gain, ``1 + (factor - 1) / 2`` (the hardware differs, so a factor of about two either
+  way counts as agreement); a claim without a factor ("compiling speeds it up") holds
+  when the book measured it faster;
+* **does not hold**: slower, no clear difference, or faster by less than half the
+  claimed gain; for a claim of fact, the run found it false;
+* **not comparable**: the chapter said so (``comparable=False``), with its reason;
+* **not measured**: no chapter recorded the claim in the stored run.
+
+Each record is glued (hidden) as a dict named ``seedclaim_<key>`` with
+:func:`gpubook.glue`; :func:`claim` returns it as a :class:`ClaimRecord`, a dict that
+displays as one line, with the verdict in ``record["verdict"]`` for the prose to glue.
+
+Command line::
+
+    python -m gpubook.seeds          # write book/seeds-claims.md from notebooks/
+    python -m gpubook.seeds --check  # exit 1 if the committed page is out of step
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "CLAIMS",
+    "SEEDS",
+    "ClaimRecord",
+    "claim",
+    "verdict",
+    "collect",
+    "page",
+    "write_page",
+    "main",
+]
+
+PREFIX = "seedclaim_"
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = Path("book") / "seeds-claims.md"
+# A float without an interval is faster above 1 + MARGIN and slower below 1 - MARGIN.
+MARGIN = 0.05
+
+#: The seeds: file name under the seeds folder and a short title for the table.
+SEEDS: dict[str, str] = {
+    "000": "GA fitness functions, NumPy vs compiled (blog)",
+    "001": "Compiling NumPy code into C++ or CUDA (PyTorch blog, 2023)",
+    "002": "torch.compile modes: sin, ResNet-18, BERT, a NumPy pipeline (notes)",
+    "004": "AlexNet with torch.compile (blog)",
+}
+
+_LAPTOP = "the author's laptop (CPU not named)"
+_LAPTOP_GPU = '"a modest laptop GPU" (not named)'
+_AMD = "AMD 3970X (32 cores)"
+_RTX = "RTX 2060"
+_S002 = "RTX 4060 Laptop, L20, H20 (results not in the text)"
+
+#: Every headline claim of seeds 000, 001, 002 and 004, quoted from the seed: key ->
+#: seed, factor (the speedup the seed reports, variant over baseline; None for a claim
+#: without a number), dtype, the seed's hardware, the chapter measuring it, the claim.
+CLAIMS: dict[str, dict[str, Any]] = {}
+
+
+def _add(key, seed, factor, dtype, seed_hardware, chapter, claim) -> None:
+    CLAIMS[key] = dict(
+        seed=seed,
+        factor=factor,
+        dtype=dtype,
+        seed_hardware=seed_hardware,
+        chapter=chapter,
+        claim=claim,
+    )
+
+
+# fmt: off
+# Seed 000: 900,000 x 1000 int8 genes from 1..24; constrained functions of 3 genes.
+_add("000_sum_numpy", "000", 13.5, "int8", _LAPTOP, "06",
+     "Row sums (fitness = sum of genes): vectorised NumPy 13.5x faster than pure "
+     "Python (6.91 s -> 0.51 s)")
+_add("000_sum_compiled_numpy", "000", 1.24, "int8", _LAPTOP, "06",
+     "Row sums: compiled NumPy 0.41 s vs NumPy 0.51 s (1.24x)")
+_add("000_sum_compiled_torch", "000", 9.0, "int8", _LAPTOP, "06",
+     'Row sums: compiled `torch.sum` on the CPU 0.067 s, "9 times faster than the '
+     'uncompiled NumPy version" (its own times give 7.6x)')
+_add("000_sum_gpu", "000", 10.0, "int8", _LAPTOP_GPU, "06",
+     'Row sums: compiled `torch.sum` on CUDA 0.055 s, "10 times faster than NumPy"')
+_add("000_poly_compiled", "000", 7.0, "float64", _LAPTOP, "06",
+     "Constrained polynomial (example 2): compiled 6.2 ms vs NumPy 48 ms, "
+     '"7 times faster"')
+_add("000_poly_gpu", "000", 13.0, "float64", _LAPTOP_GPU, "06",
+     'Constrained polynomial: compiled under CUDA 3.7 ms, "13 times faster than NumPy"')
+_add("000_sincos_compiled", "000", 2.0, "float64", _LAPTOP, "06",
+     "Constrained sin/cos function (example 3): compiled NumPy 36.8 ms vs NumPy 82 ms, "
+     '"2x faster"')
+_add("000_sincos_gpu", "000", 3.6, "float64", _LAPTOP_GPU, "06",
+     'Constrained sin/cos function: compiled under CUDA 22.6 ms, "3.6x faster than '
+     'NumPy"')
+# Seed 001: the k-means assignment step on 20M 2-D points.
+_add("001_cpu_1core", "001", 9.0, "float64", _AMD + ", 1 core", "06",
+     "k-means step compiled for the CPU: 9x faster than NumPy on 1 core")
+_add("001_cpu_all_cores", "001", 57.0, "float64", _AMD, "06",
+     "k-means step compiled for the CPU: 57x faster than NumPy on 32 cores")
+_add("001_device_context", "001", None, "float64", _RTX, "06",
+     "NumPy code runs on CUDA when the compiled function is called inside "
+     '`with torch.device("cuda")` (torch 2.1)')
+_add("001_gpu_arrays_f64", "001", 8.0, "float64", _RTX, "06",
+     "k-means step on CUDA, NumPy arrays in and out: 8x faster than NumPy")
+_add("001_gpu_arrays_f32", "001", 11.0, "float32", _RTX, "06",
+     "k-means step on CUDA, NumPy arrays in and out, float32: 11x faster than NumPy")
+_add("001_gpu_tensors_f32", "001", 200.0, "float32", _RTX, "06",
+     "k-means step on CUDA, CUDA tensors in and out, float32: 200x faster than NumPy "
+     "on float32 arrays")
+# Seed 002: modes default, reduce-overhead and max-autotune; no figures in the text.
+_add("002_sin", "002", None, "int64 scalar tensor", _S002, "07",
+     "`sin(x) + cos(x)` on a one-element tensor, 100,000 calls: compiling speeds it up")
+_add("002_resnet18", "002", None, "float32", _S002, "07",
+     "ResNet-18, batch 16, 224x224, inference: compiling speeds it up")
+_add("002_bert", "002", None, "float32", _S002, "07",
+     "BERT-base, one short sentence, inference: compiling speeds it up")
+_add("002_numpy_pipeline", "002", None, "float64", _S002, "06",
+     "NumPy pipeline on two 1024 x 640 arrays (normalise, outer-product sums, clip, "
+     "exp, in-place `+=`): compiling speeds it up")
+_add("002_python312", "002", None, "", "", "06",
+     "`torch.compile` does not support Python 3.12 or later")
+# Seed 004: AlexNet, batch 32, 224x224, inference, 100 batches.
+_add("004_alexnet", "004", 1.3, "float32", "a CUDA GPU (not named)", "07",
+     'AlexNet, batch 32, inference: compiling gives "30-50% or more" speedup')
+# fmt: on
+
+
+class ClaimRecord(dict):
+    """The record :func:`claim` glues; shown in a notebook as one readable line."""
+
+    def __repr__(self) -> str:
+        note = f" ({self['detail']})" if self.get("detail") else ""
+        return (
+            f"seed {self['seed']}, {self['key']}: {self['measured_text']} here vs "
+            f"{self['seed_figure']} claimed: {self['verdict']}{note}"
+        )
+
+
+def _factor_text(factor: float | None) -> str:
+    return "faster (no figure)" if factor is None else f"{factor:.3g}x"
+
+
+def _ratio_text(estimate: float, low: float | None, high: float | None) -> str:
+    from .timing import format_ratio
+
+    text = f"{format_ratio(estimate)}x"
+    if low is not None and high is not None:
+        text += f" [{format_ratio(low)}x, {format_ratio(high)}x]"
+    return text
+
+
+def verdict(
+    factor: float | None, measured: Any, comparable: bool = True
+) -> tuple[str, str]:
+    """``(verdict, detail)``: a claim of ``factor`` x (None: "faster") vs ``measured``.
+
+    ``measured``: a Ratio-like object (``estimate``, ``low``, ``high``, ``verdict``), a
+    float speedup, a bool (a claim of fact checked by the run) or None. The rules are in
+    the module
+    docstring.
+    """
+    if measured is None:
+        return "not measured", ""
+    if not comparable:
+        return "not comparable", ""
+    if isinstance(measured, bool):
+        return ("holds", "") if measured else ("does not hold", "")
+    estimate, low, high, direction = _unpack(measured)
+    if direction != "faster":
+        return "does not hold", f"{direction} here"
+    if factor is None:
+        return "holds", ""
+    if high >= 1 + (factor - 1) / 2:
+        return "holds", "larger here" if low > factor else ""
+    return "does not hold", "faster, by less than half the claimed gain"
+
+
+def _unpack(measured: Any) -> tuple[float, float, float, str]:
+    """(estimate, low, high, direction) of a Ratio-like object or a float."""
+    if all(hasattr(measured, name) for name in ("estimate", "low", "high", "verdict")):
+        estimate, low, high = (
+            float(measured.estimate),
+            float(measured.low),
+            float(measured.high),
+        )
+        direction = str(measured.verdict)
+    elif isinstance(measured, (int, float)) and not isinstance(measured, bool):
+        estimate = low = high = float(measured)
+        direction = (
+            "faster"
+            if estimate > 1 + MARGIN
+            else "slower"
+            if estimate < 1 - MARGIN
+            else "no clear difference"
+        )
+    else:
+        raise ValueError(
+            "measured must be a gpubook Ratio, a float, a bool or None, "
+            f"got {type(measured).__name__}"
+        )
+    for name, value in (("estimate", estimate), ("low", low), ("high", high)):
+        if not (math.isfinite(value) and value > 0):
+            raise ValueError(
+                f"measured {name} must be a positive finite ratio, got {value!r}"
+            )
+    if direction not in ("faster", "slower", "no clear difference"):
+        raise ValueError(
+            "measured verdict must be faster, slower or no clear difference, "
+            f"got {direction!r}"
+        )
+    return estimate, low, high, direction
+
+
+def claim(
+    key: str,
+    *,
+    measured: Any,
+    how: str = "",
+    comparable: bool = True,
+    why: str = "",
+    seed: str | None = None,
+    claim: str | None = None,
+    seed_hardware: str | None = None,
+    dtype: str | None = None,
+    factor: float | None = None,
+    measured_text: str | None = None,
+    glue: bool = True,
+) -> ClaimRecord:
+    """Record the book's measurement of one seed claim; glue it as ``seedclaim_<key>``.
+
+    ``key``: a key of :data:`CLAIMS`, or a new key of letters, digits and ``_`` (then
+    ``seed``, ``claim`` and ``seed_hardware`` are required). ``measured``: a Ratio, a
+    float speedup, a bool or None (see the module docstring). ``how``: what the book
+    measured, like for like (sizes, dtype, timing mode). ``comparable=False`` needs
+    ``why``. ``measured_text`` overrides the text shown for the measurement. The device
+    and torch version of the run are recorded with it. Returns the
+    record (``record["verdict"]`` is the verdict to glue into prose).
+    """
+    import torch
+
+    from .glue import glue as glue_value
+    from .plots import caption
+
+    if not isinstance(key, str) or not key or not (PREFIX + key).isidentifier():
+        raise ValueError(f"key must be letters, digits and underscores, got {key!r}")
+    known = CLAIMS.get(key, {})
+    values = {
+        "seed": seed,
+        "claim": claim,
+        "seed_hardware": seed_hardware,
+        "dtype": dtype,
+    }
+    merged = {
+        name: (value if value is not None else known.get(name))
+        for name, value in values.items()
+    }
+    missing = [
+        name for name in ("seed", "claim", "seed_hardware") if merged[name] is None
+    ]
+    if missing:
+        raise ValueError(
+            f"{key!r} is not in gpubook.seeds.CLAIMS: give {', '.join(missing)}"
+        )
+    if merged["seed"] not in SEEDS:
+        raise ValueError(f"seed must be one of {sorted(SEEDS)}, got {merged['seed']!r}")
+    if factor is None:
+        factor = known.get("factor")
+    if factor is not None and (
+        isinstance(factor, bool)
+        or not isinstance(factor, (int, float))
+        or not math.isfinite(factor)
+        or factor <= 0
+    ):
+        raise ValueError(f"factor must be a positive number or None, got {factor!r}")
+    if not isinstance(comparable, bool):
+        raise ValueError(f"comparable must be True or False, got {comparable!r}")
+    if not comparable and not why:
+        raise ValueError(
+            "comparable=False needs why=... (why the figures cannot be compared)"
+        )
+    for name, value in (("how", how), ("why", why)):
+        if not isinstance(value, str):
+            raise ValueError(f"{name} must be a string, got {type(value).__name__}")
+    result, detail = verdict(factor, measured, comparable)
+    if measured_text is None:
+        if measured is None:
+            measured_text = "not measured in this run"
+        elif isinstance(measured, bool):
+            measured_text = "true" if measured else "false"
+        else:
+            estimate, low, high, _ = _unpack(measured)
+            interval = hasattr(measured, "low")
+            measured_text = _ratio_text(
+                estimate, low if interval else None, high if interval else None
+            )
+    record = ClaimRecord(
+        key=key,
+        seed=merged["seed"],
+        claim=merged["claim"],
+        seed_hardware=merged["seed_hardware"],
+        dtype=merged["dtype"] or "",
+        factor=None if factor is None else float(factor),
+        seed_figure=_factor_text(factor)
+        if not isinstance(measured, bool)
+        else "as stated",
+        measured_text=measured_text,
+        how=how,
+        comparable=comparable,
+        why=why,
+        verdict=result,
+        detail=detail,
+        device=caption().split(" · ")[0],
+        torch=torch.__version__.split("+")[0],
+    )
+    if glue:
+        glue_value(PREFIX + key, dict(record))
+    return record
+
+
+# --- collecting the records from the notebooks and writing the page ---------------
+
+
+def collect(notebooks: list[Path]) -> dict[str, dict]:
+    """The claim records glued in ``notebooks`` (outputs named ``seedclaim_*``), by key.
+
+    A key glued twice keeps its last value. Raises :class:`ValueError` for a record that
+    cannot be
+    read.
+    """
+    import nbformat
+
+    records: dict[str, dict] = {}
+    for path in notebooks:
+        notebook = nbformat.read(path, as_version=4)
+        for cell in notebook.cells:
+            for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+                name = output.get("metadata", {}).get("scrapbook", {}).get("name", "")
+                if not name.startswith(PREFIX):
+                    continue
+                text = next(
+                    (
+                        v
+                        for k, v in output.get("data", {}).items()
+                        if k.endswith("text/plain")
+                    ),
+                    None,
+                )
+                try:
+                    record = ast.literal_eval(
+                        text if isinstance(text, str) else "".join(text or [])
+                    )
+                except (ValueError, SyntaxError) as error:
+                    raise ValueError(
+                        f"{path.name}: glued {name} is not a readable dict ({error})"
+                    ) from None
+                if not isinstance(record, dict) or not {
+                    "seed",
+                    "claim",
+                    "verdict",
+                } <= set(record):
+                    raise ValueError(
+                        f"{path.name}: glued {name} is not a claim record: "
+                        f"{text!r:.200}"
+                    )
+                records[name[len(PREFIX) :]] = {**record, "chapter_file": path.name}
+    return records
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ").strip()
+
+
+def _chapter_link(name: str) -> str:
+    return f"[ch. {int(name[:2])}](../notebooks/{name})" if name[:2].isdigit() else name
+
+
+def page(root: Path = ROOT) -> str:
+    """The text of ``book/seeds-claims.md``, from the notebooks in root/notebooks."""
+    notebooks = sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    records = collect(notebooks)
+    command = "python -m gpubook.seeds"
+    lines = [
+        f"<!-- Generated by `{command}` from the notebooks' stored outputs: "
+        "do not edit. -->",
+        "",
+        "# The seeds' claims, side by side",
+        "",
+        "The book started from public texts (the *seeds*) that report speedups of",
+        "NumPy and PyTorch code under `torch.compile`. This page lists every",
+        "headline claim of the four seeds the book re-measures, with the seed's",
+        "own hardware and dtype, next to the book's measurement of the same workload,",
+        "like for like (same dtype, data and sizes on both sides), from the",
+        "chapters' stored outputs. Speedups are the seed's variant over its",
+        "baseline (> 1: the variant is faster); brackets give the 95% interval of",
+        "the book's ratio.",
+        "",
+        "How to read the verdict: **holds** when the book measured the variant",
+        "faster and the upper end of its interval reaches at least half the claimed",
+        "gain, 1 + (factor - 1) / 2 (the hardware differs, so a factor of about two",
+        "either way counts as agreement); **does not hold** when it was slower, not",
+        "clearly different, or faster by less than half the claimed gain (for a",
+        "claim of fact: the run found it false); **not comparable** when the two",
+        "figures cannot be set side by side (the reason is given); **not measured**",
+        "when no chapter measured it in the stored run. The page is generated",
+        f"(`{command}`) from the records the chapters glue with",
+        "`gpubook.seeds.claim`.",
+        "",
+    ]
+    keys = list(CLAIMS) + sorted(k for k in records if k not in CLAIMS)
+    for seed, title in SEEDS.items():
+        lines += [
+            f"## Seed {seed}: {title}",
+            "",
+            "| Claim (seed's hardware; dtype) | Seed | Book (device) | Verdict "
+            "| How the book measured |",
+            "| --- | ---: | --- | --- | --- |",
+        ]
+        for key in keys:
+            known, record = CLAIMS.get(key, {}), records.get(key)
+            data = record or known
+            if data.get("seed") != seed:
+                continue
+            hardware = "; ".join(
+                part for part in (data.get("seed_hardware"), data.get("dtype")) if part
+            )
+            claim_text = f"{data['claim']} ({hardware})" if hardware else data["claim"]
+            if record is None:
+                figure = _factor_text(known.get("factor"))
+                book, result, how = (
+                    "–",
+                    "not measured",
+                    f"planned in ch. {int(known['chapter'])}",
+                )
+            else:
+                figure = record.get("seed_figure", _factor_text(record.get("factor")))
+                device = record.get("device", "?")
+                book = (
+                    f"{record['measured_text']} ({device}, torch {record.get('torch')})"
+                )
+                if record["verdict"] == "not measured":
+                    book = f"{record['measured_text']} ({record.get('device', '?')})"
+                result = f"**{record['verdict']}**"
+                notes = [n for n in (record.get("detail"), record.get("why")) if n]
+                if notes:
+                    result += ": " + "; ".join(notes)
+                how = record.get("how") or ""
+                how = (
+                    f"{how} ({_chapter_link(record['chapter_file'])})"
+                    if how
+                    else _chapter_link(record["chapter_file"])
+                )
+            lines.append(
+                "| "
+                + " | ".join(_cell(v) for v in (claim_text, figure, book, result, how))
+                + " |"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_page(root: Path = ROOT) -> Path:
+    """Write ``book/seeds-claims.md`` under ``root``; return its path."""
+    target = root / PAGE
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(page(root), encoding="utf-8")
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m gpubook.seeds", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=ROOT,
+        help="the book's folder (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help=f"exit 1 if {PAGE.as_posix()} is out of step",
+    )
+    args = parser.parse_args(argv)
+    root = args.root.resolve()
+    if args.check:
+        current = (
+            (root / PAGE).read_text(encoding="utf-8") if (root / PAGE).exists() else ""
+        )
+        if current != page(root):
+            print(
+                f"{PAGE.as_posix()} is out of step with the notebooks: "
+                "run `python -m gpubook.seeds`"
+            )
+            return 1
+        print(f"{PAGE.as_posix()} is in step with the notebooks")
+        return 0
+    print(f"wrote {write_page(root).relative_to(root)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
