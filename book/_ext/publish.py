@@ -1,0 +1,73 @@
+"""Publish the book from one setting, and serve the helper package's wheel with it.
+
+The one setting is ``repository.url`` in ``_config.yml`` (see gpubook/install.py):
+
+* set (``https://github.com/OWNER/REPO``): the header links the repository, every
+  chapter gets its Colab and Binder launch buttons, ``html_baseurl`` becomes the
+  repository's GitHub Pages address, and the build checks that every notebook's first
+  code cell installs exactly the wheel this build serves (a warning: an error under -W);
+* empty: the book is published nowhere, so it links no repository and offers no launch
+  button (either would point at a repository nobody here controls); the notebooks' first
+  cell installs nothing.
+
+Either way the built site serves ``_static/gpubook-<version>-py3-none-any.whl`` and its
+``.sha256``, built reproducibly from ``gpubook/`` by ``gpubook.install.wheel_bytes``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sphinx.util import logging
+
+LOGGER = logging.getLogger(__name__)
+
+
+def _root(app) -> Path:
+    return Path(app.confdir)
+
+
+def _apply_setting(app, config) -> None:
+    from gpubook import install
+
+    site = install.publication(root=_root(app)).site
+    options = config.html_theme_options
+    if site is None:
+        options.pop("launch_buttons", None)
+        options.pop("repository_url", None)
+        options["use_repository_button"] = False
+        return
+    options["use_repository_button"] = True
+    if not config.html_baseurl:
+        config.html_baseurl = site
+
+
+def _serve_wheel(app) -> None:
+    from gpubook import install
+
+    root = _root(app)
+    staging = Path(app.doctreedir).parent / "gpubook_wheel"
+    _, sha256 = install.write_wheel(staging, root)
+    app.config.html_static_path = [*app.config.html_static_path, str(staging)]
+    if install.publication(root=root).site is None:
+        return
+    cell = install.install_cell(root=root)
+    for path in sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        first = install.first_code_cell(json.loads(path.read_text(encoding="utf-8")))
+        source = install._source(first) if first else ""
+        if not install.has_install_cell(source, cell):
+            LOGGER.warning(
+                "%s: its first code cell does not install the wheel this build serves "
+                "(sha256 %s); run `python -m gpubook.install stamp notebooks/`",
+                path.relative_to(root),
+                sha256[:12],
+                type="gpubook",
+                subtype="install-cell",
+            )
+
+
+def setup(app):
+    app.connect("config-inited", _apply_setting)
+    app.connect("builder-inited", _serve_wheel)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
