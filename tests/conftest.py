@@ -1,4 +1,5 @@
-"""Shared fixtures: the book is built once per test session, with warnings as errors."""
+"""Shared fixtures: the book is built once per test session, from scratch, with
+warnings as errors."""
 
 import subprocess
 import sys
@@ -11,13 +12,19 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 
 @pytest.fixture(scope="session")
-def built_book():
-    """Build the book into _build/html with warnings as errors; return (html folder, build log)."""
+def built_book(tmp_path_factory):
+    """Build the book from scratch, warnings as errors, into a new temporary folder (not
+    the incremental _build/, where a rebuild re-reads nothing and so hides warnings);
+    return (html folder, build log)."""
     jupyter_book = Path(sys.executable).parent / "jupyter-book"
+    output = tmp_path_factory.mktemp("book")
     result = subprocess.run(
-        [str(jupyter_book), "build", str(ROOT), "-W", "-n", "--keep-going"],
-        capture_output=True, text=True, timeout=1200,
+        [str(jupyter_book), "build", str(ROOT), "--path-output", str(output)]
+        + ["-W", "-n", "--keep-going"],
+        capture_output=True,
+        text=True,
+        timeout=1200,
     )
     log = result.stdout + result.stderr
     assert result.returncode == 0, f"jupyter-book build failed:\n{log[-6000:]}"
-    return ROOT / "_build" / "html", log
+    return output / "_build" / "html", log
