@@ -2,9 +2,15 @@
 
 Modules, one per concern:
 
-* :mod:`gpubook.profiles`: which device to use and how big the problems are (``gpu``/``cpu``/``ci``);
-* :mod:`gpubook.timing`: honest timings (warm-up, synchronisation, median and spread, first call);
-* :mod:`gpubook.limits`: hardware limits (copy bandwidth, peak TFLOP/s) and fractions of them;
+* :mod:`gpubook.profiles`: which device to use and how big the problems are
+  (``gpu``/``cpu``/``ci``);
+* :mod:`gpubook.timing`: honest timings in two named modes (latency, throughput),
+  interleaved comparisons with intervals and verdicts, and compile cost as a reader pays
+  it;
+* :mod:`gpubook.profiling`: where a call's time goes (GPU kernels or the host), and
+  traces for timeline figures;
+* :mod:`gpubook.limits`: hardware limits (copy bandwidth, peak TFLOP/s) and fractions of
+  them;
 * :mod:`gpubook.environment`: the environment report at the top of each chapter;
 * :mod:`gpubook.plots`: the book's plot style and recurring plots;
 * :mod:`gpubook.glue`: glue measured values into the prose.
@@ -12,46 +18,77 @@ Modules, one per concern:
 
 from .environment import can_compile, report
 from .glue import glue, headline
-from .limits import bandwidth_gbs, copy_bandwidth, fraction, matmul_flops, peak_tflops, tflops
+from .limits import (
+    bandwidth_gbs,
+    copy_bandwidth,
+    fraction,
+    matmul_flops,
+    peak_tflops,
+    tflops,
+)
 from .profiles import get_profile, pick_device, sizes, synchronize
+from .profiling import Split, Trace, host_device_split, split_table, trace
 from .timing import (
+    Comparison,
+    CompileCosts,
     CompileReport,
+    Ratio,
     Timing,
     break_even_calls,
+    compare,
+    compile_costs,
     eager_vs_compiled,
-    format_seconds,
     format_ratio,
+    format_seconds,
+    latency,
     measure,
+    ratio,
     threads,
+    throughput,
     time_each,
     time_once,
+    warm_up_compiler,
 )
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
+    "CompileCosts",
     "CompileReport",
+    "Comparison",
+    "Ratio",
+    "Split",
     "Timing",
+    "Trace",
     "bandwidth_gbs",
     "break_even_calls",
     "can_compile",
+    "compare",
+    "compile_costs",
     "copy_bandwidth",
     "eager_vs_compiled",
-    "format_seconds",
     "format_ratio",
+    "format_seconds",
     "fraction",
     "get_profile",
     "glue",
     "headline",
+    "host_device_split",
+    "latency",
     "matmul_flops",
     "measure",
     "peak_tflops",
     "pick_device",
+    "ratio",
     "report",
     "sizes",
+    "split_table",
     "synchronize",
     "tflops",
     "threads",
+    "throughput",
     "time_each",
     "time_once",
+    "trace",
+    "warm_up_compiler",
 ]
