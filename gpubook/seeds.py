@@ -69,6 +69,7 @@ __all__ = [
     "ClaimRecord",
     "claim",
     "verdict",
+    "table",
     "collect",
     "page",
     "write_page",
@@ -358,6 +359,60 @@ def claim(
     if glue:
         glue_value(PREFIX + key, dict(record))
     return record
+
+
+class ClaimTable:
+    """Claim records shown as a table (HTML in a notebook, Markdown, or text)."""
+
+    HEAD = ("seed", "claim", "seed's figure", "here", "verdict")
+
+    def __init__(self, records: list[dict]):
+        self.records = list(records)
+
+    def rows(self) -> list[tuple[str, ...]]:
+        rows = []
+        for r in self.records:
+            result = r["verdict"] + (f" ({r['detail']})" if r.get("detail") else "")
+            if r.get("why"):
+                result += f": {r['why']}"
+            hardware = "; ".join(
+                p for p in (r.get("seed_hardware"), r.get("dtype")) if p
+            )
+            claim_text = r["claim"] + (f" ({hardware})" if hardware else "")
+            rows.append(
+                (r["seed"], claim_text, r["seed_figure"], r["measured_text"], result)
+            )
+        return rows
+
+    def _repr_markdown_(self) -> str:
+        lines = ["| " + " | ".join(self.HEAD) + " |", "|" + " --- |" * len(self.HEAD)]
+        lines += [
+            "| " + " | ".join(_cell(v) for v in row) + " |" for row in self.rows()
+        ]
+        return "\n".join(lines) + "\n"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.HEAD)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in row) + "</tr>"
+            for row in self.rows()
+        )
+        return (
+            f'<table class="gpubook-table"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table>"
+        )
+
+    def __str__(self) -> str:
+        return "\n".join(" | ".join(row) for row in self.rows())
+
+    __repr__ = __str__
+
+
+def table(records: list[dict]) -> ClaimTable:
+    """The records :func:`claim` returned, as one table for the chapter's page."""
+    return ClaimTable(records)
 
 
 # --- collecting the records from the notebooks and writing the page ---------------

@@ -241,3 +241,11 @@ def test_committed_page_is_in_step_with_the_notebooks():
         f"{seeds.PAGE} is out of step with the notebooks: "
         "run `python -m gpubook.seeds` and commit it"
     )
+
+
+def test_table_renders_the_records():
+    record = seeds.claim("001_cpu_1core", measured=20.0, how="x", glue=False)
+    shown = seeds.table([record])
+    assert "| 001 | k-means step compiled" in shown._repr_markdown_()
+    assert "<td>holds (larger here)</td>" in shown._repr_html_()
+    assert "20x" in str(shown)
