@@ -26,7 +26,9 @@ class ArgumentTypeError(TypeError, ValueError):
 def _real(name: str, value: object) -> float:
     """``value`` as a float if it is a real number and not a bool; TypeError otherwise."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ArgumentTypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
+        raise ArgumentTypeError(
+            f"{name} must be a number, got {type(value).__name__} {value!r}"
+        )
     return float(value)
 
 
@@ -38,7 +40,9 @@ def finite_number(name: str, value: object) -> float:
     return value  # type: ignore[return-value]
 
 
-def positive_number(name: str, value: object, *, allow_zero: bool = False, finite: bool = True):
+def positive_number(
+    name: str, value: object, *, allow_zero: bool = False, finite: bool = True
+):
     """Accept a real number > 0 (>= 0 with ``allow_zero``); finite unless ``finite=False``.
 
     NaN is always rejected; ``+inf`` only passes with ``finite=False``. Returns ``value``.
@@ -54,13 +58,17 @@ def positive_number(name: str, value: object, *, allow_zero: bool = False, finit
     return value
 
 
-def positive_int(name: str, value: object, *, allow_zero: bool = False, minimum: int | None = None):
+def positive_int(
+    name: str, value: object, *, allow_zero: bool = False, minimum: int | None = None
+):
     """Accept an int > 0 (>= 0 with ``allow_zero``, >= ``minimum`` when given); reject bool.
 
     NumPy integers pass; floats (even ``3.0``) do not. Returns ``value``.
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ArgumentTypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+        raise ArgumentTypeError(
+            f"{name} must be an int, got {type(value).__name__} {value!r}"
+        )
     if minimum is None:
         minimum = 0 if allow_zero else 1
     if value < minimum:

@@ -21,7 +21,16 @@ import torch
 
 from .profiles import get_profile, pick_device
 
-__all__ = ["collect", "report", "cxx_compiler", "has_triton", "can_compile", "quiet_known_warnings"]
+__all__ = [
+    "collect",
+    "report",
+    "cxx_compiler",
+    "has_triton",
+    "can_compile",
+    "cpu_physical_cores",
+    "gpu_clocks",
+    "quiet_known_warnings",
+]
 
 
 class _NoCudaRuntimeFilter(logging.Filter):
@@ -45,7 +54,9 @@ def quiet_known_warnings() -> None:
       and the warning names a file path of the installation.
     """
     os.environ.setdefault("KINETO_LOG_LEVEL", "6")
-    warnings.filterwarnings("ignore", message=".*Profiler clears events at the end of each cycle.*")
+    warnings.filterwarnings(
+        "ignore", message=".*Profiler clears events at the end of each cycle.*"
+    )
     logger = logging.getLogger("torch.utils.cpp_extension")
     if not any(isinstance(f, _NoCudaRuntimeFilter) for f in logger.filters):
         logger.addFilter(_NoCudaRuntimeFilter())
@@ -95,14 +106,99 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def collect() -> dict[str, Any]:
-    """The environment as a dict of plain values (strings and numbers), for display or metadata."""
+def cpu_physical_cores() -> int | None:
+    """Physical CPU cores (distinct socket and core ids in ``/proc/cpuinfo``); ``None`` if unknown.
+
+    ``os.cpu_count()`` counts logical CPUs (hardware threads), twice the cores on most servers.
+    """
+    cores = set()
+    socket = core = None
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key == "physical id":
+                    socket = value.strip()
+                elif key == "core id":
+                    core = value.strip()
+                elif not key:  # a blank line ends one logical CPU's block
+                    if core is not None:
+                        cores.add((socket, core))
+                    socket = core = None
+    except OSError:
+        return None
+    if core is not None:
+        cores.add((socket, core))
+    return len(cores) or None
+
+
+def gpu_clocks(index: int = 0) -> dict[str, Any]:
+    """The GPU's clocks and power limit through NVML (``nvidia-ml-py``), as far as readable.
+
+    Keys (each present only when NVML answers it): ``sm_clock_mhz`` and ``memory_clock_mhz`` (now),
+    ``max_sm_clock_mhz`` and ``max_memory_clock_mhz``, ``power_limit_w``. Two runs of one notebook
+    on different hosts can differ by these alone. Returns ``{}`` when ``pynvml`` is not installed,
+    there is no NVIDIA driver, or anything else fails: provenance never fails for want of it.
+    """
+    try:
+        import pynvml
+    except Exception:
+        return {}
+    facts: dict[str, Any] = {}
+    try:
+        pynvml.nvmlInit()
+    except Exception:
+        return {}
+    try:
+        handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+        queries = {
+            "sm_clock_mhz": lambda: pynvml.nvmlDeviceGetClockInfo(
+                handle, pynvml.NVML_CLOCK_SM
+            ),
+            "memory_clock_mhz": lambda: pynvml.nvmlDeviceGetClockInfo(
+                handle, pynvml.NVML_CLOCK_MEM
+            ),
+            "max_sm_clock_mhz": lambda: pynvml.nvmlDeviceGetMaxClockInfo(
+                handle, pynvml.NVML_CLOCK_SM
+            ),
+            "max_memory_clock_mhz": lambda: pynvml.nvmlDeviceGetMaxClockInfo(
+                handle, pynvml.NVML_CLOCK_MEM
+            ),
+            "power_limit_w": lambda: (
+                pynvml.nvmlDeviceGetPowerManagementLimit(handle) / 1000
+            ),
+        }
+        for key, query in queries.items():
+            try:
+                facts[key] = query()
+            except Exception:
+                continue
+    except Exception:
+        pass
+    finally:
+        try:
+            pynvml.nvmlShutdown()
+        except Exception:
+            pass
+    return facts
+
+
+def collect(hardware: bool = False) -> dict[str, Any]:
+    """The environment as a dict of plain values (strings and numbers), for display or metadata.
+
+    With ``hardware=True`` (what the reference run records) it also holds the CPU's physical core
+    count (``cpu_physical_cores``) and, on a CUDA machine where NVML answers, the GPU's clocks and
+    power limit (:func:`gpu_clocks`).
+    """
     device = pick_device()
     facts: dict[str, Any] = {
         "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "profile": get_profile(),
         "device": str(device),
-        "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else _cpu_name(),
+        "device_name": torch.cuda.get_device_name(device)
+        if device.type == "cuda"
+        else _cpu_name(),
         "python": platform.python_version(),
         "torch": torch.__version__,
         "numpy": numpy.__version__,
@@ -117,6 +213,15 @@ def collect() -> dict[str, Any]:
         facts["cuda"] = torch.version.cuda
         facts["gpu_memory_gib"] = round(props.total_memory / 2**30, 1)
         facts["compute_capability"] = f"{props.major}.{props.minor}"
+    if hardware:
+        facts["cpu_physical_cores"] = cpu_physical_cores()
+        if device.type == "cuda":
+            index = (
+                device.index
+                if device.index is not None
+                else torch.cuda.current_device()
+            )
+            facts.update(gpu_clocks(index))
     return facts
 
 
@@ -135,7 +240,9 @@ def _notes(facts: dict[str, Any]) -> list[str]:
             "compiled CPU examples are skipped until then."
         )
     if facts["device"].startswith("cuda") and facts["triton"] == "not installed":
-        notes.append("Triton is not installed: torch.compile cannot build GPU kernels ('pip install triton').")
+        notes.append(
+            "Triton is not installed: torch.compile cannot build GPU kernels ('pip install triton')."
+        )
     return notes
 
 

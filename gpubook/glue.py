@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["glue", "GLUE_PREFIX"]
+from ._checks import positive_number
+
+__all__ = ["glue", "headline", "GLUE_PREFIX", "HEADLINE_PREFIX", "MODES", "VERDICTS"]
 
 GLUE_PREFIX = "application/papermill.record/"
 
@@ -47,10 +49,20 @@ def glue(name: str, value: Any, display: bool = False) -> None:
     mimebundle, metadata = format_display_data(value)
     prefix = "" if display else GLUE_PREFIX
     metadata["scrapbook"] = {"name": name, "mime_prefix": prefix}
-    ipy_display({prefix + key: data for key, data in mimebundle.items()}, raw=True, metadata=metadata)
+    ipy_display(
+        {prefix + key: data for key, data in mimebundle.items()},
+        raw=True,
+        metadata=metadata,
+    )
 
 
 HEADLINE_PREFIX = "headline_"
+
+VERDICTS = ("faster", "slower", "no clear difference")
+"""The verdicts a :class:`gpubook.timing.Ratio` gives; a headline's ``verdict`` is one of them."""
+
+MODES = ("latency", "throughput")
+"""How a headline's times were taken (see :func:`gpubook.latency` and :func:`gpubook.throughput`)."""
 
 
 class Headline(dict):
@@ -59,11 +71,48 @@ class Headline(dict):
     def __repr__(self) -> str:
         from .timing import format_ratio, format_seconds
 
-        text = (f"headline: {self['case']}: {self['baseline']} {format_seconds(self['baseline_seconds'])}, "
-                f"{self['optimized']} {format_seconds(self['optimized_seconds'])} ({format_ratio(self['speedup'])}x)")
+        text = (
+            f"headline: {self['case']}: {self['baseline']} {format_seconds(self['baseline_seconds'])}, "
+            f"{self['optimized']} {format_seconds(self['optimized_seconds'])}"
+        )
+        if not self.get("comparable", True):
+            text += f" (not a like-for-like speedup: {self.get('note') or 'see the chapter'})"
+        else:
+            text += f" ({format_ratio(self['speedup'])}x"
+            if self.get("speedup_low") is not None:
+                text += f" [{format_ratio(self['speedup_low'])}x, {format_ratio(self['speedup_high'])}x]"
+            if self.get("verdict"):
+                text += f": {self['verdict']}"
+            text += ")"
+        if self.get("mode"):
+            text += f", {self['mode']}"
         if self["limit_fraction"] is not None:
             text += f", {self['limit_fraction']:.0%} of {self['limit'] or 'the hardware limit'}"
         return text
+
+
+def _ratio_fields(ratio: Any) -> tuple[float, float, float, str]:
+    """``(estimate, low, high, verdict)`` of a :class:`gpubook.timing.Ratio`-like object, checked."""
+    try:
+        fields = (ratio.estimate, ratio.low, ratio.high, ratio.verdict)
+    except AttributeError:
+        raise TypeError(
+            f"ratio must have .estimate, .low, .high and .verdict (a gpubook Ratio), got {type(ratio).__name__}"
+        ) from None
+    estimate, low, high, verdict = fields
+    for name, value in (
+        ("ratio.estimate", estimate),
+        ("ratio.low", low),
+        ("ratio.high", high),
+    ):
+        positive_number(name, value)
+    if not float(low) <= float(estimate) <= float(high):
+        raise ValueError(
+            f"ratio interval [{low}, {high}] does not contain its estimate {estimate}"
+        )
+    if verdict not in VERDICTS:
+        raise ValueError(f"ratio.verdict must be one of {VERDICTS}, got {verdict!r}")
+    return float(estimate), float(low), float(high), str(verdict)
 
 
 def headline(
@@ -76,6 +125,10 @@ def headline(
     optimized: str = "compiled",
     limit_fraction: float | None = None,
     limit: str | None = None,
+    ratio: Any = None,
+    mode: str | None = None,
+    comparable: bool = True,
+    note: str | None = None,
 ) -> dict:
     """Record one of the chapter's headline figures for the book's reference-results table.
 
@@ -85,18 +138,43 @@ def headline(
     version are recorded with it. ``python -m gpubook.reference results`` collects these from every
     notebook into ``book/reference-results.md``. Returns the record as a :class:`Headline`, a dict
     that displays as one line.
+
+    ``ratio`` is the comparison's :class:`gpubook.timing.Ratio` (anything with ``.estimate``,
+    ``.low``, ``.high`` and ``.verdict``): the record then keeps its estimate as ``speedup``, its
+    95% interval as ``speedup_low``/``speedup_high`` and its ``verdict``. ``mode`` says how the
+    times were taken (``"latency"`` or ``"throughput"``). A pair that is not like for like (float32
+    against float64, a 0/1 count) is recorded with ``comparable=False`` and a ``note`` saying why:
+    the results page lists it without presenting its ratio as a speedup.
     """
     import torch
 
     from .plots import caption
 
-    if not key.isidentifier():
+    if not isinstance(key, str) or not key.isidentifier():
         raise ValueError(f"key must be identifier-like, got {key!r}")
-    for name, value in (("baseline_seconds", baseline_seconds), ("optimized_seconds", optimized_seconds)):
-        if not (isinstance(value, (int, float)) and value > 0):
-            raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
-    if limit_fraction is not None and not (isinstance(limit_fraction, (int, float)) and limit_fraction >= 0):
-        raise ValueError(f"limit_fraction must be a non-negative number, got {limit_fraction!r}")
+    if not isinstance(case, str) or not case.strip():
+        raise ValueError(f"case must be a non-empty string, got {case!r}")
+    for name, value in (
+        ("baseline_seconds", baseline_seconds),
+        ("optimized_seconds", optimized_seconds),
+    ):
+        positive_number(name, value)
+    if limit_fraction is not None:
+        positive_number("limit_fraction", limit_fraction, allow_zero=True)
+    if mode is not None and mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES} or None, got {mode!r}")
+    if not isinstance(comparable, bool):
+        raise TypeError(f"comparable must be True or False, got {comparable!r}")
+    if note is not None and not isinstance(note, str):
+        raise TypeError(f"note must be a str or None, got {type(note).__name__}")
+    if not comparable and not note:
+        raise ValueError(
+            "a headline with comparable=False needs a note saying why it is not like for like"
+        )
+    speedup = float(baseline_seconds) / float(optimized_seconds)
+    low = high = verdict = None
+    if ratio is not None:
+        speedup, low, high, verdict = _ratio_fields(ratio)
     record = {
         "case": case,
         "device": caption().split(" · ")[0],
@@ -105,7 +183,13 @@ def headline(
         "baseline_seconds": float(baseline_seconds),
         "optimized": optimized,
         "optimized_seconds": float(optimized_seconds),
-        "speedup": float(baseline_seconds) / float(optimized_seconds),
+        "speedup": speedup,
+        "speedup_low": low,
+        "speedup_high": high,
+        "verdict": verdict,
+        "mode": mode,
+        "comparable": comparable,
+        "note": note,
         "limit_fraction": None if limit_fraction is None else float(limit_fraction),
         "limit": limit,
     }

@@ -63,7 +63,9 @@ def sizes(*, gpu: T, cpu: T, ci: T, profile: str | None = None) -> T:
     """
     profile = get_profile() if profile is None else profile
     if profile not in PROFILES:
-        raise ValueError(f"profile={profile!r} is not a known profile; expected one of {PROFILES}")
+        raise ValueError(
+            f"profile={profile!r} is not a known profile; expected one of {PROFILES}"
+        )
     return {"gpu": gpu, "cpu": cpu, "ci": ci}[profile]
 
 

@@ -8,6 +8,7 @@ Usage::
     python -m gpubook.reference results                      # write book/reference-results.md
     python -m gpubook.reference cpu-times notebooks/         # time each notebook on this CPU machine
     python -m gpubook.reference times                        # write book/_generated/run-times.md
+    python -m gpubook.reference compare RUN_A/ RUN_B/ --threshold 0.25   # two runs' glued values
 
 ``run`` executes each notebook with nbclient (cells in order, generous timeouts: a first compile can
 take minutes), stores the outputs, and writes provenance into the notebook's metadata under
@@ -24,23 +25,34 @@ each one's wall time in ``book/_data/cpu-run-times.json``. ``times`` writes
 ``book/_generated/run-times.md``, a table of each chapter's run time on the GPU (the reference run)
 and on that CPU machine, which the workshop page includes. ``run`` and ``cpu-times`` rewrite both
 pages when they finish; a test checks that the committed pages are in step with the notebooks.
+
+``compare`` reads the glued values of two folders of executed notebooks (matched by file name) and
+prints every glued number that moved by more than the threshold (relative to the first run),
+every glued verdict that differs, and a summary line, e.g. ``compare: 201 of 222 glued numbers
+within ±25% (90.5%); 38 of 40 glued verdicts unchanged``.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
+import dataclasses
 import datetime as _dt
 import hashlib
 import json
+import math
 import os
 import platform
+import re
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import nbformat
 
+from ._checks import positive_number
 from .glue import HEADLINE_PREFIX
 
 __all__ = [
@@ -55,6 +67,14 @@ __all__ = [
     "cpu_time_notebook",
     "times_page",
     "write_pages",
+    "package_hash",
+    "package_notes",
+    "check_notes",
+    "parse_glued",
+    "glued_values",
+    "compare_notebooks",
+    "compare_runs",
+    "RunComparison",
     "main",
 ]
 
@@ -75,7 +95,9 @@ def notebook_paths(targets: list[str | Path]) -> list[Path]:
         elif target.suffix == ".ipynb" and target.exists():
             paths.append(target)
         else:
-            raise FileNotFoundError(f"{target} is neither a folder nor an existing .ipynb file")
+            raise FileNotFoundError(
+                f"{target} is neither a folder nor an existing .ipynb file"
+            )
     return paths
 
 
@@ -89,12 +111,44 @@ def code_hash(notebook: nbformat.NotebookNode) -> str:
     return digest.hexdigest()[:16]
 
 
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def package_hash(package_dir: Path = PACKAGE_DIR) -> str:
+    """SHA-256 (first 16 hex digits) of the helper package's ``.py`` files (names and contents).
+
+    Recorded with each run: when it differs from today's, the helpers changed since the run, which
+    may or may not change what the notebook prints (a softer note than changed notebook code).
+    """
+    digest = hashlib.sha256()
+    for path in sorted(package_dir.glob("*.py")):
+        digest.update(path.name.encode("utf-8") + b"\0")
+        digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()[:16]
+
+
+# Hardware facts recorded with each run when known, so that two runs can be compared.
+_HARDWARE_KEYS = (
+    "cpu",
+    "cpu_count",
+    "cpu_physical_cores",
+    "sm_clock_mhz",
+    "memory_clock_mhz",
+    "max_sm_clock_mhz",
+    "max_memory_clock_mhz",
+    "power_limit_w",
+)
+
+
 def provenance(notebook: nbformat.NotebookNode, profile: str, seconds: float) -> dict:
-    """The facts recorded with a run: what ran, where, when and how long."""
+    """The facts recorded with a run: what ran, where (CPU model and cores, GPU clocks and power
+    limit when NVML can read them), when and how long, and hashes of the code cells and of the
+    helper package."""
     from .environment import collect
 
-    facts = collect()
-    return {
+    facts = collect(hardware=True)
+    record = {
         "device_name": facts["device_name"],
         "device": facts["device"],
         "torch": facts["torch"],
@@ -105,7 +159,35 @@ def provenance(notebook: nbformat.NotebookNode, profile: str, seconds: float) ->
         "profile": profile,
         "run_seconds": round(seconds, 1),
         "code_hash": code_hash(notebook),
+        "gpubook_hash": package_hash(),
     }
+    record.update(
+        {key: facts[key] for key in _HARDWARE_KEYS if facts.get(key) is not None}
+    )
+    return record
+
+
+@contextlib.contextmanager
+def _profile_variable(profile: str | None):
+    """Set ``GPUBOOK_PROFILE`` to ``profile`` (when not None) for the block; restore it after."""
+    from .profiles import PROFILE_VARIABLE, PROFILES
+
+    if profile is None:
+        yield
+        return
+    if profile not in PROFILES:
+        raise ValueError(
+            f"profile={profile!r} is not a known profile; expected one of {PROFILES}"
+        )
+    before = os.environ.get(PROFILE_VARIABLE)
+    os.environ[PROFILE_VARIABLE] = profile
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(PROFILE_VARIABLE, None)
+        else:
+            os.environ[PROFILE_VARIABLE] = before
 
 
 def _execute(notebook: nbformat.NotebookNode, path: Path, timeout: int) -> float:
@@ -113,22 +195,29 @@ def _execute(notebook: nbformat.NotebookNode, path: Path, timeout: int) -> float
     from nbclient import NotebookClient
 
     client = NotebookClient(
-        notebook, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+        notebook,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
     )
     start = time.perf_counter()
     client.execute()
     return time.perf_counter() - start
 
 
-def run_notebook(path: Path, profile: str | None = None, timeout: int = CELL_TIMEOUT_SECONDS) -> dict:
-    """Execute ``path`` in place under ``profile`` (default: the active one); return its provenance."""
-    from .profiles import PROFILE_VARIABLE, get_profile
+def run_notebook(
+    path: Path, profile: str | None = None, timeout: int = CELL_TIMEOUT_SECONDS
+) -> dict:
+    """Execute ``path`` in place under ``profile`` (default: the active one); return its provenance.
 
-    if profile is not None:
-        os.environ[PROFILE_VARIABLE] = profile
-    profile = get_profile()
-    notebook = nbformat.read(path, as_version=4)
-    record = provenance(notebook, profile, _execute(notebook, path, timeout))
+    ``GPUBOOK_PROFILE`` is set for the kernel while the notebook runs and restored afterwards.
+    """
+    from .profiles import get_profile
+
+    with _profile_variable(profile):
+        profile = get_profile()
+        notebook = nbformat.read(path, as_version=4)
+        record = provenance(notebook, profile, _execute(notebook, path, timeout))
     notebook.metadata[METADATA_KEY] = record
     nbformat.write(notebook, path)
     return record
@@ -140,27 +229,59 @@ def staleness(notebook: nbformat.NotebookNode, record: dict) -> list[str]:
     if record.get("code_hash") != code_hash(notebook):
         reasons.append("code changed since its recorded run")
     if record.get("profile") != "gpu":
-        reasons.append(f"its recorded run used the {record.get('profile')!r} profile, not 'gpu'")
+        reasons.append(
+            f"its recorded run used the {record.get('profile')!r} profile, not 'gpu'"
+        )
     return reasons
 
 
+def package_notes(record: dict, current: str | None = None) -> list[str]:
+    """Softer notes than :func:`staleness`: the helper package changed since the recorded run.
+
+    A changed ``gpubook`` may change what a notebook prints, or not (most edits touch other
+    chapters' helpers), so this is reported apart and never marks the notebook stale. Runs recorded
+    before the package hash was kept give no note.
+    """
+    recorded = record.get("gpubook_hash")
+    if recorded is None:
+        return []
+    current = package_hash() if current is None else current
+    if recorded != current:
+        return [
+            "the gpubook package changed since its recorded run (outputs may differ on a re-run)"
+        ]
+    return []
+
+
 def check_notebook(path: Path) -> tuple[list[str], list[str]]:
-    """Return ``(stale, broken)`` messages for one notebook."""
+    """Return ``(stale, broken)`` messages for one notebook (see :func:`check_notes` for the rest)."""
     notebook = nbformat.read(path, as_version=4)
     stale, broken = [], []
     record = notebook.metadata.get(METADATA_KEY)
     if record is None:
         stale.append(f"{path.name}: no recorded reference run")
     else:
-        stale.extend(f"{path.name}: {reason} (run of {record.get('date')} on {record.get('device_name')})"
-                     for reason in staleness(notebook, record))
+        stale.extend(
+            f"{path.name}: {reason} (run of {record.get('date')} on {record.get('device_name')})"
+            for reason in staleness(notebook, record)
+        )
     for index, cell in enumerate(notebook.cells):
-        if cell.cell_type != "code" or "raises-exception" in cell.metadata.get("tags", []):
+        if cell.cell_type != "code" or "raises-exception" in cell.metadata.get(
+            "tags", []
+        ):
             continue
         for output in cell.get("outputs", []):
             if output.get("output_type") == "error":
-                broken.append(f"{path.name}, cell {index}: stored error {output.get('ename')}: {output.get('evalue')}")
+                broken.append(
+                    f"{path.name}, cell {index}: stored error {output.get('ename')}: {output.get('evalue')}"
+                )
     return stale, broken
+
+
+def check_notes(path: Path) -> list[str]:
+    """Soft notes for one notebook (:func:`package_notes`), prefixed with its name."""
+    record = nbformat.read(path, as_version=4).metadata.get(METADATA_KEY) or {}
+    return [f"{path.name}: {note}" for note in package_notes(record)]
 
 
 # --- Generated pages: reference results and run times -------------------------------------------
@@ -206,20 +327,40 @@ def headlines(notebook: nbformat.NotebookNode, name: str = "notebook") -> list[d
             glued = output.get("metadata", {}).get("scrapbook", {}).get("name", "")
             if not glued.startswith(HEADLINE_PREFIX):
                 continue
-            text = next((v for k, v in output.get("data", {}).items() if k.endswith("text/plain")), None)
+            text = next(
+                (
+                    v
+                    for k, v in output.get("data", {}).items()
+                    if k.endswith("text/plain")
+                ),
+                None,
+            )
             try:
-                record = ast.literal_eval(text if isinstance(text, str) else "".join(text or []))
+                record = ast.literal_eval(
+                    text if isinstance(text, str) else "".join(text or [])
+                )
             except (ValueError, SyntaxError) as error:
-                raise ValueError(f"{name}: glued {glued} is not a readable dict ({error})") from None
-            if not isinstance(record, dict) or not {"case", "baseline_seconds", "optimized_seconds"} <= set(record):
-                raise ValueError(f"{name}: glued {glued} is not a headline record: {text!r:.200}")
+                raise ValueError(
+                    f"{name}: glued {glued} is not a readable dict ({error})"
+                ) from None
+            if not isinstance(record, dict) or not {
+                "case",
+                "baseline_seconds",
+                "optimized_seconds",
+            } <= set(record):
+                raise ValueError(
+                    f"{name}: glued {glued} is not a headline record: {text!r:.200}"
+                )
             records.pop(glued, None)
-            records[glued] = {**record, "key": glued[len(HEADLINE_PREFIX):]}
+            records[glued] = {**record, "key": glued[len(HEADLINE_PREFIX) :]}
     return list(records.values())
 
 
 def _load_notebooks(root: Path) -> list[tuple[Path, nbformat.NotebookNode]]:
-    return [(path, nbformat.read(path, as_version=4)) for path in notebook_paths([root / "notebooks"])]
+    return [
+        (path, nbformat.read(path, as_version=4))
+        for path in notebook_paths([root / "notebooks"])
+    ]
 
 
 def _status(notebook: nbformat.NotebookNode, record: dict) -> str:
@@ -239,39 +380,82 @@ def results_page(root: Path = ROOT) -> str:
         "The book's headline figures in one table, collected from the outputs stored in the",
         "chapters: the reference run, recorded on the device named in each row. Each chapter records",
         "its headline figures with `gpubook.headline` as it runs, and this page is generated from",
-        f"them (`{command}`), so it always says what the notebooks say. *Baseline* and",
-        "*optimized* are steady-state times per call (medians); *speedup* is their ratio; the last",
-        "column gives, where it applies, the fraction of the hardware limit the optimized version",
+        f"them (`{command}`), so it always says what the notebooks say. *Timed* says how: *latency*",
+        "(each call synchronised and timed alone) or *throughput* (calls back to back). *Baseline* and",
+        "*optimized* are times per call (medians); *speedup* is baseline over optimized, with its 95%",
+        "interval where the chapter measured the two interleaved, and *verdict* says whether the",
+        "difference is clear (*no clear difference* when the interval reaches into ±5% around 1). The",
+        "last column gives, where it applies, the fraction of the hardware limit the optimized version",
         "reaches.",
         "",
         "## Headline figures",
         "",
     ]
     notebooks = _load_notebooks(root)
-    rows = []
+    rows, others = [], []
     for path, notebook in notebooks:
-        link = f"[{_cell(_title(notebook, path))}](../notebooks/{path.name})"
+        title = _title(notebook, path)
+        link = f"[{_cell(title)}](../notebooks/{path.name})"
         for record in headlines(notebook, path.name):
+            baseline = f"{record.get('baseline', 'eager')}: {format_seconds(record['baseline_seconds'])}"
+            optimized = f"{record.get('optimized', 'compiled')}: {format_seconds(record['optimized_seconds'])}"
+            if not record.get("comparable", True):
+                others.append(
+                    f"- [{_cell(title)}](../notebooks/{path.name}): {_cell(record['case'])}; {_cell(baseline)}, "
+                    f"{_cell(optimized)}. Not a like-for-like speedup: {_cell(record.get('note') or 'see the chapter')}."
+                )
+                continue
             fraction = record.get("limit_fraction")
-            limit = "" if fraction is None else f"{fraction:.0%} of {record.get('limit') or 'the hardware limit'}"
-            rows.append("| " + " | ".join([
-                link,
-                _cell(record["case"]),
-                _cell(record.get("device", "")),
-                _cell(f"{record.get('baseline', 'eager')}: {format_seconds(record['baseline_seconds'])}"),
-                _cell(f"{record.get('optimized', 'compiled')}: {format_seconds(record['optimized_seconds'])}"),
-                f"{format_ratio(record['baseline_seconds'] / record['optimized_seconds'])}×",
-                _cell(limit) or "–",
-            ]) + " |")
+            limit = (
+                ""
+                if fraction is None
+                else f"{fraction:.0%} of {record.get('limit') or 'the hardware limit'}"
+            )
+            speedup = (
+                record.get("speedup")
+                or record["baseline_seconds"] / record["optimized_seconds"]
+            )
+            speedup_text = f"{format_ratio(speedup)}×"
+            if (
+                record.get("speedup_low") is not None
+                and record.get("speedup_high") is not None
+            ):
+                speedup_text += f" [{format_ratio(record['speedup_low'])}×, {format_ratio(record['speedup_high'])}×]"
+            rows.append(
+                "| "
+                + " | ".join(
+                    [
+                        link,
+                        _cell(record["case"]),
+                        _cell(record.get("device", "")),
+                        _cell(record.get("mode") or "–"),
+                        _cell(baseline),
+                        _cell(optimized),
+                        speedup_text,
+                        _cell(record.get("verdict") or "–"),
+                        _cell(limit) or "–",
+                    ]
+                )
+                + " |"
+            )
             link = ""  # the chapter is named on its first row only
     if rows:
         lines += [
-            "| Chapter | Case | Device | Baseline | Optimized | Speedup | Fraction of the hardware limit |",
-            "| --- | --- | --- | ---: | ---: | ---: | --- |",
+            "| Chapter | Case | Device | Timed | Baseline | Optimized | Speedup [95% interval] | Verdict "
+            "| Fraction of the hardware limit |",
+            "| --- | --- | --- | --- | ---: | ---: | ---: | --- | --- |",
             *rows,
         ]
     else:
         lines.append("No chapter has recorded a headline figure yet.")
+    if others:
+        lines += [
+            "",
+            "Also recorded, but not speedups: the two sides differ in more than the optimization",
+            "(another dtype, a count rather than a time), so their ratio is not shown.",
+            "",
+            *others,
+        ]
     lines += [
         "",
         "## Where the numbers came from",
@@ -282,27 +466,42 @@ def results_page(root: Path = ROOT) -> str:
         "chapter's line says when its outputs are not from a GPU run or its code changed after the run.",
         "",
     ]
-    recorded = [(path, notebook, notebook.metadata.get(METADATA_KEY)) for path, notebook in notebooks]
+    recorded = [
+        (path, notebook, notebook.metadata.get(METADATA_KEY))
+        for path, notebook in notebooks
+    ]
     for path, notebook, record in recorded:
         name = f"[{_title(notebook, path)}](../notebooks/{path.name})"
         if not record:
             lines.append(f"- {name}: no recorded run.")
             continue
-        facts = " · ".join([
-            str(record.get("device_name", "?")),
-            f"torch {record.get('torch', '?')}",
-            f"Triton {record.get('triton', '?')}",
-            f"NumPy {record.get('numpy', '?')}",
-            f"profile `{record.get('profile', '?')}`",
-            str(record.get("date", "?")),
-            f"{_minutes(record.get('run_seconds', 0))}",
-        ])
+        facts = " · ".join(
+            [
+                str(record.get("device_name", "?")),
+                f"torch {record.get('torch', '?')}",
+                f"Triton {record.get('triton', '?')}",
+                f"NumPy {record.get('numpy', '?')}",
+                f"profile `{record.get('profile', '?')}`",
+                str(record.get("date", "?")),
+                f"{_minutes(record.get('run_seconds', 0))}",
+            ]
+        )
         status = _status(notebook, record)
-        lines.append(f"- {name}: {facts}" + ("" if status == "current" else f". **Note:** {status}."))
-    gpu_seconds = [r.get("run_seconds", 0) for _, _, r in recorded if r and r.get("profile") == "gpu"]
+        lines.append(
+            f"- {name}: {facts}"
+            + ("" if status == "current" else f". **Note:** {status}.")
+        )
+    gpu_seconds = [
+        r.get("run_seconds", 0)
+        for _, _, r in recorded
+        if r and r.get("profile") == "gpu"
+    ]
     if gpu_seconds:
-        lines += ["", f"The recorded GPU runs took {_minutes(sum(gpu_seconds))} in all "
-                      f"({len(gpu_seconds)} of {len(recorded)} notebooks)."]
+        lines += [
+            "",
+            f"The recorded GPU runs took {_minutes(sum(gpu_seconds))} in all "
+            f"({len(gpu_seconds)} of {len(recorded)} notebooks).",
+        ]
     if not recorded:
         lines.append("No notebooks yet.")
     return "\n".join(lines) + "\n"
@@ -321,20 +520,13 @@ def cpu_time_notebook(path: Path, timeout: int = CELL_TIMEOUT_SECONDS) -> float:
     """
     import torch
 
-    from .profiles import PROFILE_VARIABLE
-
     if torch.cuda.is_available():
-        raise RuntimeError("cpu-times measures a machine without a GPU, but PyTorch sees one here")
+        raise RuntimeError(
+            "cpu-times measures a machine without a GPU, but PyTorch sees one here"
+        )
     notebook = nbformat.read(path, as_version=4)
-    env_before = os.environ.get(PROFILE_VARIABLE)
-    os.environ[PROFILE_VARIABLE] = "cpu"
-    try:
+    with _profile_variable("cpu"):
         return _execute(notebook, path, timeout)
-    finally:
-        if env_before is None:
-            os.environ.pop(PROFILE_VARIABLE, None)
-        else:
-            os.environ[PROFILE_VARIABLE] = env_before
 
 
 def _read_cpu_times(root: Path) -> dict:
@@ -375,6 +567,7 @@ def times_page(root: Path = ROOT) -> str:
         "",
     ]
     rows, gpu_total, cpu_total, gpu_names, cpu_names = [], 0.0, 0.0, set(), set()
+    stale_cpu = 0
     for path, notebook in _load_notebooks(root):
         record = notebook.metadata.get(METADATA_KEY) or {}
         gpu = "–"
@@ -385,11 +578,22 @@ def times_page(root: Path = ROOT) -> str:
         cpu_cell = "–"
         if path.name in cpu:
             cpu_cell = _minutes(cpu[path.name]["seconds"])
+            if cpu[path.name].get("code_hash") != code_hash(notebook):
+                cpu_cell += " (older code)"
+                stale_cpu += 1
             cpu_total += cpu[path.name]["seconds"]
             cpu_names.add(cpu[path.name].get("machine", "?"))
         rows.append(f"| {_cell(_title(notebook, path))} | {gpu} | {cpu_cell} |")
-    gpu_label = f"GPU ({_cell(', '.join(sorted(gpu_names)))}, `gpu` sizes)" if gpu_names else "GPU (`gpu` sizes)"
-    cpu_label = f"CPU ({_cell(', '.join(sorted(cpu_names)))}, `cpu` sizes)" if cpu_names else "CPU (`cpu` sizes)"
+    gpu_label = (
+        f"GPU ({_cell(', '.join(sorted(gpu_names)))}, `gpu` sizes)"
+        if gpu_names
+        else "GPU (`gpu` sizes)"
+    )
+    cpu_label = (
+        f"CPU ({_cell(', '.join(sorted(cpu_names)))}, `cpu` sizes)"
+        if cpu_names
+        else "CPU (`cpu` sizes)"
+    )
     lines += [
         f"| Chapter | {gpu_label} | {cpu_label} |",
         "| --- | ---: | ---: |",
@@ -399,13 +603,21 @@ def times_page(root: Path = ROOT) -> str:
         "Wall time to execute each notebook from top to bottom, first compilations included. A dash:",
         "not measured yet.",
     ]
+    if stale_cpu:
+        lines += [
+            "*(older code)*: the CPU time was measured before the notebook's code last changed; re-run",
+            "`python -m gpubook.reference cpu-times` on a machine without a GPU to refresh it.",
+        ]
     return "\n".join(lines) + "\n"
 
 
 def write_pages(root: Path = ROOT) -> list[Path]:
     """Write ``book/reference-results.md`` and ``book/_generated/run-times.md``; return their paths."""
     written = []
-    for relative, text in ((RESULTS_PAGE, results_page(root)), (TIMES_PAGE, times_page(root))):
+    for relative, text in (
+        (RESULTS_PAGE, results_page(root)),
+        (TIMES_PAGE, times_page(root)),
+    ):
         target = root / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
@@ -413,23 +625,335 @@ def write_pages(root: Path = ROOT) -> list[Path]:
     return written
 
 
+# --- Reproducibility: compare the glued values of two runs ---------------------------------------
+
+_NUMBER = re.compile(
+    r"(?<![\w.])(?P<number>[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?)"
+    r"(?P<unit>\s?(?:ns|µs|us|ms|min|s|x|×|%))?(?![\w.])"
+)
+_TIME_UNITS = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}
+_NUMPY_SCALAR = re.compile(r"^np\.(?:float|int|uint)\d*\((?P<value>[^()]*)\)$")
+
+
+def _to_number(text: str, unit: str | None) -> float:
+    value = float(text.replace(",", ""))
+    unit = (unit or "").strip()
+    return value * _TIME_UNITS.get(unit, 1.0)
+
+
+def _glued_text(output: dict) -> str | None:
+    """The text/plain form of a glued output (either prefix), joined when stored as a list."""
+    for key, value in output.get("data", {}).items():
+        if key.endswith("text/plain"):
+            return value if isinstance(value, str) else "".join(value)
+    return None
+
+
+def parse_glued(text: str) -> Any:
+    """A glued value read back from its stored text: a number, a dict, a list of numbers or a string.
+
+    Python literals are read with :func:`ast.literal_eval` (numbers, dicts such as headlines,
+    quoted strings, ``True``/``False``); NumPy scalars (``np.float64(1.5)``) become numbers; a
+    number written with thousands separators (``'268,435,456'``) is a number; anything else is the
+    string itself (:func:`gpubook.glue` stores strings without quotes).
+    """
+    stripped = text.strip()
+    match = _NUMPY_SCALAR.match(stripped)
+    if match:
+        stripped = match["value"]
+    if re.fullmatch(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?", stripped):
+        return float(stripped.replace(",", ""))
+    try:
+        value = ast.literal_eval(stripped)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return text
+    if isinstance(value, (bool, int, float, dict, str)):
+        return value
+    if isinstance(value, (list, tuple)) and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in value
+    ):
+        return list(value)
+    return text
+
+
+def glued_values(notebook: nbformat.NotebookNode) -> dict[str, Any]:
+    """Every value glued in ``notebook``'s stored outputs, by name (a name glued twice: the last).
+
+    Reads what myst-nb's ``glue`` and gpubook's own fallback store alike: an output whose metadata
+    names it (``scrapbook.name``) and whose ``text/plain`` data (with or without the
+    ``application/papermill.record/`` prefix) holds its text form. Figures (no text) are skipped.
+    """
+    values: dict[str, Any] = {}
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        for output in cell.get("outputs", []):
+            name = output.get("metadata", {}).get("scrapbook", {}).get("name")
+            text = _glued_text(output) if name else None
+            if text is None:
+                continue
+            values.pop(name, None)
+            values[name] = parse_glued(text)
+    return values
+
+
+def _flatten(name: str, value: Any) -> tuple[dict[str, float], dict[str, str]]:
+    """Split one glued value into the numbers and the verdict strings it holds.
+
+    A headline dict gives its speedup (and interval ends, when recorded) as numbers and its verdict
+    as a string; a list gives ``name[i]``; a string gives each number written in it (times in
+    seconds, whatever their unit) as ``name#i`` and, when it is more than one bare quantity, its
+    words with the numbers blanked out as the verdict; a bool is a verdict.
+    """
+    numbers: dict[str, float] = {}
+    verdicts: dict[str, str] = {}
+    if isinstance(value, bool):
+        verdicts[name] = str(value)
+    elif isinstance(value, (int, float)):
+        numbers[name] = float(value)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            numbers[f"{name}[{index}]"] = float(item)
+    elif isinstance(value, dict):
+        if {"baseline_seconds", "optimized_seconds"} <= set(value):
+            speedup = (
+                value.get("speedup")
+                or value["baseline_seconds"] / value["optimized_seconds"]
+            )
+            numbers[f"{name}.speedup"] = float(speedup)
+            for key in ("speedup_low", "speedup_high"):
+                if isinstance(value.get(key), (int, float)):
+                    numbers[f"{name}.{key}"] = float(value[key])
+            if value.get("verdict"):
+                verdicts[f"{name}.verdict"] = str(value["verdict"])
+        else:
+            for key, item in value.items():
+                sub_numbers, sub_verdicts = _flatten(f"{name}.{key}", item)
+                numbers.update(sub_numbers)
+                verdicts.update(sub_verdicts)
+    elif isinstance(value, str):
+        found = list(_NUMBER.finditer(value))
+        for index, match in enumerate(found):
+            key = name if len(found) == 1 else f"{name}#{index}"
+            numbers[key] = _to_number(match["number"], match["unit"])
+        words = _NUMBER.sub("#", value).strip()
+        if words != "#":  # more than one bare quantity: its words are run-dependent too
+            verdicts[name] = words
+    return numbers, verdicts
+
+
+def _moved(a: float, b: float, threshold: float) -> bool:
+    """Whether ``b`` is more than ``threshold`` (relative) away from the reference ``a``."""
+    if a == b:
+        return False
+    if a == 0 or not math.isfinite(a) or not math.isfinite(b):
+        return True
+    return abs(b - a) / abs(a) > threshold
+
+
+@dataclasses.dataclass
+class RunComparison:
+    """What :func:`compare_runs` found. ``moved``: ``(notebook, name, a, b)`` for each number
+    outside the threshold; ``changed``: ``(notebook, name, a, b)`` for each verdict that differs;
+    ``only_a``/``only_b``: glued names (``notebook: name``) found in one run only; ``unmatched``:
+    notebooks found in one folder only."""
+
+    threshold: float
+    numbers: int = 0
+    numbers_within: int = 0
+    verdicts: int = 0
+    verdicts_unchanged: int = 0
+    moved: list = dataclasses.field(default_factory=list)
+    changed: list = dataclasses.field(default_factory=list)
+    only_a: list = dataclasses.field(default_factory=list)
+    only_b: list = dataclasses.field(default_factory=list)
+    unmatched: list = dataclasses.field(default_factory=list)
+
+    @property
+    def share_within(self) -> float:
+        """Fraction of glued numbers within the threshold (1.0 when there are none)."""
+        return self.numbers_within / self.numbers if self.numbers else 1.0
+
+    def summary(self) -> str:
+        """One line, e.g. ``compare: 201 of 222 glued numbers within ±25% (90.5%); 38 of 40 glued
+        verdicts unchanged``."""
+        text = (
+            f"compare: {self.numbers_within} of {self.numbers} glued numbers within "
+            f"±{self.threshold:.0%} ({self.share_within:.1%}); {self.verdicts_unchanged} of "
+            f"{self.verdicts} glued verdicts unchanged"
+        )
+        only = len(self.only_a) + len(self.only_b)
+        if only:
+            text += f"; {only} glued values in one run only"
+        if self.unmatched:
+            text += f"; {len(self.unmatched)} notebooks in one folder only"
+        return text
+
+    def report(self) -> str:
+        """Every moved number and changed verdict, one per line, then :meth:`summary`."""
+        lines = []
+        for notebook, name, a, b in self.moved:
+            change = f"{b / a - 1:+.0%}" if a else "from zero"
+            lines.append(f"moved    {notebook}  {name}: {a:.4g} -> {b:.4g} ({change})")
+        for notebook, name, a, b in self.changed:
+            lines.append(f"changed  {notebook}  {name}: {a!r} -> {b!r}")
+        lines += [f"only in A  {item}" for item in self.only_a]
+        lines += [f"only in B  {item}" for item in self.only_b]
+        lines += [f"unmatched  {item}" for item in self.unmatched]
+        lines.append(self.summary())
+        return "\n".join(lines)
+
+
+def compare_notebooks(
+    a: nbformat.NotebookNode,
+    b: nbformat.NotebookNode,
+    threshold: float = 0.25,
+    name: str = "notebook",
+    into: RunComparison | None = None,
+) -> RunComparison:
+    """Compare the glued values of two executed copies of one notebook (see :func:`compare_runs`)."""
+    positive_number("threshold", threshold)
+    result = RunComparison(threshold) if into is None else into
+    numbers_a, verdicts_a, numbers_b, verdicts_b = {}, {}, {}, {}
+    for glued, value in glued_values(a).items():
+        numbers, verdicts = _flatten(glued, value)
+        numbers_a.update(numbers)
+        verdicts_a.update(verdicts)
+    for glued, value in glued_values(b).items():
+        numbers, verdicts = _flatten(glued, value)
+        numbers_b.update(numbers)
+        verdicts_b.update(verdicts)
+    for key, value in numbers_a.items():
+        if key not in numbers_b:
+            result.only_a.append(f"{name}: {key}")
+            continue
+        result.numbers += 1
+        if _moved(value, numbers_b[key], threshold):
+            result.moved.append((name, key, value, numbers_b[key]))
+        else:
+            result.numbers_within += 1
+    for key, value in verdicts_a.items():
+        if key not in verdicts_b:
+            result.only_a.append(f"{name}: {key}")
+            continue
+        result.verdicts += 1
+        if value != verdicts_b[key]:
+            result.changed.append((name, key, value, verdicts_b[key]))
+        else:
+            result.verdicts_unchanged += 1
+    result.only_b += [
+        f"{name}: {key}"
+        for key in [*numbers_b, *verdicts_b]
+        if key not in numbers_a and key not in verdicts_a
+    ]
+    return result
+
+
+def compare_runs(
+    dir_a: str | Path, dir_b: str | Path, threshold: float = 0.25
+) -> RunComparison:
+    """Compare the glued values of two folders of executed notebooks, matched by file name.
+
+    Run A is the reference: a number *moved* when ``|b - a| / |a| > threshold``. Every glued
+    number (headlines: their speedup and interval ends) and every glued verdict (a string's words
+    once its numbers are blanked out; a headline's verdict; a bool) is compared.
+    """
+    positive_number("threshold", threshold)
+    folders = [Path(dir_a), Path(dir_b)]
+    for folder in folders:
+        if not folder.is_dir():
+            raise FileNotFoundError(f"{folder} is not a folder of executed notebooks")
+    names_a = {path.name: path for path in folders[0].glob("*.ipynb")}
+    names_b = {path.name: path for path in folders[1].glob("*.ipynb")}
+    result = RunComparison(threshold)
+    result.unmatched = [
+        f"{name} (only in {folders[0]})"
+        for name in sorted(names_a.keys() - names_b.keys())
+    ]
+    result.unmatched += [
+        f"{name} (only in {folders[1]})"
+        for name in sorted(names_b.keys() - names_a.keys())
+    ]
+    for name in sorted(names_a.keys() & names_b.keys()):
+        compare_notebooks(
+            nbformat.read(names_a[name], as_version=4),
+            nbformat.read(names_b[name], as_version=4),
+            threshold,
+            name,
+            into=result,
+        )
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m gpubook.reference", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--root", type=Path, default=ROOT, help="the book's folder (default: %(default)s)")
-    commands = parser.add_subparsers(dest="command", required=True)
-    run_parser = commands.add_parser("run", help="execute notebooks in place and record provenance")
-    run_parser.add_argument("targets", nargs="+", help="notebooks or folders of notebooks")
-    run_parser.add_argument("--profile", choices=("gpu", "cpu", "ci"), help="size profile (default: active one)")
-    run_parser.add_argument("--timeout", type=int, default=CELL_TIMEOUT_SECONDS, help="seconds allowed per cell")
-    check_parser = commands.add_parser("check", help="list stale notebooks and stored errors")
-    check_parser.add_argument("targets", nargs="+", help="notebooks or folders of notebooks")
-    commands.add_parser("results", help=f"write {RESULTS_PAGE.as_posix()} (and {TIMES_PAGE.as_posix()})")
-    commands.add_parser("times", help=f"write {TIMES_PAGE.as_posix()} (and {RESULTS_PAGE.as_posix()})")
-    cpu_parser = commands.add_parser(
-        "cpu-times", help=f"time notebooks under the cpu profile, without changing them; record in {CPU_TIMES_FILE}"
+    parser = argparse.ArgumentParser(
+        prog="python -m gpubook.reference", description=__doc__.split("\n\n")[0]
     )
-    cpu_parser.add_argument("targets", nargs="+", help="notebooks or folders of notebooks")
-    cpu_parser.add_argument("--timeout", type=int, default=CELL_TIMEOUT_SECONDS, help="seconds allowed per cell")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=ROOT,
+        help="the book's folder (default: %(default)s)",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    run_parser = commands.add_parser(
+        "run", help="execute notebooks in place and record provenance"
+    )
+    run_parser.add_argument(
+        "targets", nargs="+", help="notebooks or folders of notebooks"
+    )
+    run_parser.add_argument(
+        "--profile",
+        choices=("gpu", "cpu", "ci"),
+        help="size profile (default: active one)",
+    )
+    run_parser.add_argument(
+        "--timeout",
+        type=int,
+        default=CELL_TIMEOUT_SECONDS,
+        help="seconds allowed per cell",
+    )
+    check_parser = commands.add_parser(
+        "check", help="list stale notebooks and stored errors"
+    )
+    check_parser.add_argument(
+        "targets", nargs="+", help="notebooks or folders of notebooks"
+    )
+    commands.add_parser(
+        "results", help=f"write {RESULTS_PAGE.as_posix()} (and {TIMES_PAGE.as_posix()})"
+    )
+    commands.add_parser(
+        "times", help=f"write {TIMES_PAGE.as_posix()} (and {RESULTS_PAGE.as_posix()})"
+    )
+    cpu_parser = commands.add_parser(
+        "cpu-times",
+        help=f"time notebooks under the cpu profile, without changing them; record in {CPU_TIMES_FILE}",
+    )
+    cpu_parser.add_argument(
+        "targets", nargs="+", help="notebooks or folders of notebooks"
+    )
+    cpu_parser.add_argument(
+        "--timeout",
+        type=int,
+        default=CELL_TIMEOUT_SECONDS,
+        help="seconds allowed per cell",
+    )
+    compare_parser = commands.add_parser(
+        "compare",
+        help="glued numbers that moved and glued verdicts that changed between two runs",
+    )
+    compare_parser.add_argument(
+        "dir_a", type=Path, help="folder of executed notebooks (the reference run)"
+    )
+    compare_parser.add_argument(
+        "dir_b", type=Path, help="folder of the same notebooks, executed again"
+    )
+    compare_parser.add_argument(
+        "--threshold",
+        type=float,
+        default=0.25,
+        help="relative change that counts as moved (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
     root = args.root.resolve()
 
@@ -439,6 +963,9 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.command in ("results", "times"):
         pages()
+        return 0
+    if args.command == "compare":
+        print(compare_runs(args.dir_a, args.dir_b, args.threshold).report())
         return 0
     paths = notebook_paths(args.targets)
     in_book = all(root in path.resolve().parents for path in paths)
@@ -453,10 +980,16 @@ def main(argv: list[str] | None = None) -> int:
                     seconds = cpu_time_notebook(path, args.timeout)
             except Exception as error:  # report and go on with the other notebooks
                 failures += 1
-                print(f"  FAILED: {type(error).__name__}: {str(error)[-2000:]}", flush=True)
+                print(
+                    f"  FAILED: {type(error).__name__}: {str(error)[-2000:]}",
+                    flush=True,
+                )
                 continue
             if args.command == "run":
-                print(f"  {record['run_seconds']} s on {record['device_name']} ({record['profile']})", flush=True)
+                print(
+                    f"  {record['run_seconds']} s on {record['device_name']} ({record['profile']})",
+                    flush=True,
+                )
             else:
                 _record_cpu_time(root, path, seconds)
                 print(f"  {seconds:.1f} s on {_cpu_machine()} (cpu)", flush=True)
@@ -472,6 +1005,8 @@ def main(argv: list[str] | None = None) -> int:
         stale, broken = check_notebook(path)
         for message in stale:
             print(f"stale (refresh on a GPU): {message}")
+        for message in check_notes(path):
+            print(f"note: {message}")
         for message in broken:
             print(f"BROKEN: {message}")
         problems += len(broken)

@@ -44,7 +44,9 @@ __all__ = [
 ]
 
 # An opening fence with a directive name: ```{name} args, ~~~{name}, :::{name} (MyST colon fence).
-_DIRECTIVE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,}|:{3,})\{(?P<name>[A-Za-z][\w-]*)\}")
+_DIRECTIVE = re.compile(
+    r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,}|:{3,})\{(?P<name>[A-Za-z][\w-]*)\}"
+)
 # Any opening fence (a plain code block too), so that a block's contents are never read as markup.
 _FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,}|:{3,})")
 
@@ -111,7 +113,9 @@ def count_solutions(notebook: nbformat.NotebookNode) -> int:
     return count_directives(notebook, SOLUTION_NAMES)
 
 
-def _strip_markdown(source: str, in_solution: bool, where: str) -> tuple[str | None, bool]:
+def _strip_markdown(
+    source: str, in_solution: bool, where: str
+) -> tuple[str | None, bool]:
     """Remove solution text from one markdown cell.
 
     Returns ``(text, in_solution)``: ``text`` is ``None`` when the cell is unchanged, else what is
@@ -129,7 +133,9 @@ def _strip_markdown(source: str, in_solution: bool, where: str) -> tuple[str | N
                 in_solution = False
                 index = _closing_line(lines, index, directive.group("fence")) + 1
             elif name == SOLUTION_START:
-                raise ValueError(f"{where}: a {{solution-start}} inside another solution (missing {{solution-end}})")
+                raise ValueError(
+                    f"{where}: a {{solution-start}} inside another solution (missing {{solution-end}})"
+                )
             else:
                 index += 1
             continue
@@ -138,7 +144,9 @@ def _strip_markdown(source: str, in_solution: bool, where: str) -> tuple[str | N
             index = _closing_line(lines, index, directive.group("fence")) + 1
             continue
         if name == SOLUTION_END:
-            raise ValueError(f"{where}: a {{solution-end}} without a {{solution-start}} before it")
+            raise ValueError(
+                f"{where}: a {{solution-end}} without a {{solution-start}} before it"
+            )
         fence = _FENCE.match(line)
         if fence:  # any other fenced block: copied verbatim, contents not interpreted
             end = _closing_line(lines, index, fence.group("fence"))
@@ -157,14 +165,18 @@ def _clear(cell: nbformat.NotebookNode) -> None:
     cell.metadata.pop("execution", None)
 
 
-def student_notebook(notebook: nbformat.NotebookNode, name: str = "notebook") -> nbformat.NotebookNode:
+def student_notebook(
+    notebook: nbformat.NotebookNode, name: str = "notebook"
+) -> nbformat.NotebookNode:
     """A copy of ``notebook`` with solutions removed and outputs cleared (``notebook`` is unchanged).
 
     ``name`` is used in error messages. Raises :class:`ValueError` for unmatched
     ``{solution-start}``/``{solution-end}`` directives.
     """
     if not isinstance(notebook, nbformat.NotebookNode) or "cells" not in notebook:
-        raise TypeError(f"notebook must be an nbformat NotebookNode, got {type(notebook).__name__}")
+        raise TypeError(
+            f"notebook must be an nbformat NotebookNode, got {type(notebook).__name__}"
+        )
     result = copy.deepcopy(notebook)
     result.metadata.pop(PROVENANCE_KEY, None)
     result.metadata.pop("widgets", None)
@@ -178,7 +190,9 @@ def student_notebook(notebook: nbformat.NotebookNode, name: str = "notebook") ->
                 cells.append(cell)
             continue
         was_in_solution = in_solution
-        kept, in_solution = _strip_markdown(cell.source, in_solution, f"{name}, cell {index}")
+        kept, in_solution = _strip_markdown(
+            cell.source, in_solution, f"{name}, cell {index}"
+        )
         if in_solution and not was_in_solution:
             start_cell = index
         if kept is None:  # nothing removed
@@ -190,7 +204,9 @@ def student_notebook(notebook: nbformat.NotebookNode, name: str = "notebook") ->
             _clear(cell)
             cells.append(cell)
     if in_solution:
-        raise ValueError(f"{name}, cell {start_cell}: a {{solution-start}} without its {{solution-end}}")
+        raise ValueError(
+            f"{name}, cell {start_cell}: a {{solution-start}} without its {{solution-end}}"
+        )
     result.cells = cells
     return result
 
@@ -212,7 +228,9 @@ class StudentSummary:
         )
 
 
-def write_student_edition(targets: list[str | Path], out: str | Path) -> list[StudentSummary]:
+def write_student_edition(
+    targets: list[str | Path], out: str | Path
+) -> list[StudentSummary]:
     """Write the student copy of every notebook in ``targets`` (files or folders) into ``out``.
 
     Folders are expanded into their ``NN_*.ipynb`` chapters, as for the reference run. Returns one
@@ -230,12 +248,18 @@ def write_student_edition(targets: list[str | Path], out: str | Path) -> list[St
     for path in paths:
         original = nbformat.read(path, as_version=4)
         student = student_notebook(original, path.name)
-        if count_exercises(student) != count_exercises(original) or count_solutions(student):
-            raise ValueError(f"{path.name}: the student copy lost an exercise or kept a solution")
+        if count_exercises(student) != count_exercises(original) or count_solutions(
+            student
+        ):
+            raise ValueError(
+                f"{path.name}: the student copy lost an exercise or kept a solution"
+            )
         nbformat.validate(student)
         target = out / path.name
         if target.resolve() == path.resolve():
-            raise ValueError(f"--out must differ from the notebooks' folder: {target} would overwrite {path}")
+            raise ValueError(
+                f"--out must differ from the notebooks' folder: {target} would overwrite {path}"
+            )
         nbformat.write(student, target)
         summaries.append(
             StudentSummary(
@@ -250,9 +274,13 @@ def write_student_edition(targets: list[str | Path], out: str | Path) -> list[St
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m gpubook.student", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m gpubook.student", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("targets", nargs="+", help="notebooks or folders of notebooks")
-    parser.add_argument("--out", required=True, help="folder for the student copies (e.g. student/)")
+    parser.add_argument(
+        "--out", required=True, help="folder for the student copies (e.g. student/)"
+    )
     args = parser.parse_args(argv)
     try:
         summaries = write_student_edition(args.targets, args.out)
