@@ -28,3 +28,11 @@ def built_book(tmp_path_factory):
     log = result.stdout + result.stderr
     assert result.returncode == 0, f"jupyter-book build failed:\n{log[-6000:]}"
     return output / "_build" / "html", log
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "slow: executes a notebook in a kernel or a subprocess (seconds); the mutation run "
+        "(CONTRIBUTING.md) leaves these out",
+    )
