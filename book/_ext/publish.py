@@ -24,15 +24,19 @@ from sphinx.util import logging
 LOGGER = logging.getLogger(__name__)
 
 
-def _root(app) -> Path:
-    return Path(app.confdir)
+def _setting(config) -> dict:
+    """The one setting as Jupyter Book handed it to Sphinx (from _config.yml, or from
+    the file given with --config), shaped like _config.yml for gpubook.install."""
+    url = config.html_theme_options.get("repository_url") or ""
+    return {"repository": {"url": url}, "html": {"baseurl": config.html_baseurl or ""}}
 
 
 def _apply_setting(app, config) -> None:
     from gpubook import install
 
-    site = install.publication(root=_root(app)).site
+    site = install.publication(_setting(config)).site
     options = config.html_theme_options
+    config.gpubook_site = site
     if site is None:
         options.pop("launch_buttons", None)
         options.pop("repository_url", None)
@@ -46,21 +50,25 @@ def _apply_setting(app, config) -> None:
 def _serve_wheel(app) -> None:
     from gpubook import install
 
-    root = _root(app)
+    root = Path(app.confdir)
     staging = Path(app.doctreedir).parent / "gpubook_wheel"
     _, sha256 = install.write_wheel(staging, root)
     app.config.html_static_path = [*app.config.html_static_path, str(staging)]
-    if install.publication(root=root).site is None:
+    site = app.config.gpubook_site
+    if site is None:
         return
-    cell = install.install_cell(root=root)
+    cell = install.install_cell(
+        {"repository": {"url": "set"}, "html": {"baseurl": site}}
+    )
     for path in sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb")):
         first = install.first_code_cell(json.loads(path.read_text(encoding="utf-8")))
         source = install._source(first) if first else ""
         if not install.has_install_cell(source, cell):
             LOGGER.warning(
                 "%s: its first code cell does not install the wheel this build serves "
-                "(sha256 %s); run `python -m gpubook.install stamp notebooks/`",
+                "(%s, sha256 %s...); run `python -m gpubook.install stamp notebooks/`",
                 path.relative_to(root),
+                site,
                 sha256[:12],
                 type="gpubook",
                 subtype="install-cell",
@@ -68,6 +76,7 @@ def _serve_wheel(app) -> None:
 
 
 def setup(app):
+    app.add_config_value("gpubook_site", None, "html")
     app.connect("config-inited", _apply_setting)
     app.connect("builder-inited", _serve_wheel)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
