@@ -21,6 +21,7 @@ Commands (from the repository's root)::
     python -m gpubook.install cell              # print the install cell
     python -m gpubook.install wheel DIR         # write the wheel into DIR
     python -m gpubook.install stamp notebooks/  # rewrite each notebook's install cell
+    python -m gpubook.install check URL         # is repository.url this URL? (CI)
 
 After changing gpubook or the setting, run ``stamp`` and commit the notebooks: a
 published book checks that its notebooks pin the wheel it serves (its build warns).
@@ -294,10 +295,19 @@ def main(argv=None) -> int:
         names = ", ".join(path.name for path in changed) or "-"
         print(f"stamped {len(changed)} notebook(s): {names}")
         print(f"source: {publication().site or 'none (repository.url is not set)'}")
+    elif command == "check" and len(argv) == 1:
+        setting = publication().repository
+        if setting.rstrip("/").lower() != argv[0].rstrip("/").lower():
+            print(
+                f"_config.yml's repository.url is {setting!r}, not {argv[0]!r}: set it"
+                " to this repository's URL, run `python -m gpubook.install stamp"
+                " notebooks/` and commit (README.md: publishing the book)."
+            )
+            return 1
+        print(f"repository.url names this repository; the site: {publication().site}")
     else:
-        print(
-            __doc__.split("Commands")[1].split("\n\n", 1)[1].rstrip(), file=sys.stderr
-        )
+        usage = __doc__.split("Commands")[1].split("::\n\n", 1)[1].split("\n\n")[0]
+        print(usage, file=sys.stderr)
         return 2
     return 0
 

@@ -16,12 +16,27 @@ Either way the built site serves ``_static/gpubook-<version>-py3-none-any.whl`` 
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 from pathlib import Path
 
 from sphinx.util import logging
 
 LOGGER = logging.getLogger(__name__)
+
+
+def _install_module():
+    """gpubook/install.py alone, without the package's __init__ (which imports torch):
+    the book builds without PyTorch."""
+    if "gpubook_install" in sys.modules:
+        return sys.modules["gpubook_install"]
+    path = Path(__file__).resolve().parents[2] / "gpubook" / "install.py"
+    spec = importlib.util.spec_from_file_location("gpubook_install", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["gpubook_install"] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
 
 
 def _setting(config) -> dict:
@@ -32,7 +47,7 @@ def _setting(config) -> dict:
 
 
 def _apply_setting(app, config) -> None:
-    from gpubook import install
+    install = _install_module()
 
     site = install.publication(_setting(config)).site
     options = config.html_theme_options
@@ -48,7 +63,7 @@ def _apply_setting(app, config) -> None:
 
 
 def _serve_wheel(app) -> None:
-    from gpubook import install
+    install = _install_module()
 
     root = Path(app.confdir)
     staging = Path(app.doctreedir).parent / "gpubook_wheel"
