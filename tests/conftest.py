@@ -1,14 +1,29 @@
 """Shared fixtures: the book is built once per test session, from scratch, with
 warnings as errors."""
 
+import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+@pytest.fixture(autouse=True)
+def _undo_process_changes():
+    """Environment variables and warning filters a test changes (directly, or through a
+    helper such as ``gpubook.report()``) are put back after it, so that no test depends
+    on another one's leftovers."""
+    environ = dict(os.environ)
+    with warnings.catch_warnings():
+        yield
+    if dict(os.environ) != environ:
+        os.environ.clear()
+        os.environ.update(environ)
 
 
 @pytest.fixture(scope="session")

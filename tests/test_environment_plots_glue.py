@@ -7,7 +7,7 @@ import pytest
 
 matplotlib.use("Agg")
 
-from gpubook import environment, glue, plots  # noqa: E402
+from gpubook import environment, plots  # noqa: E402
 
 
 def test_report_prints_facts_and_never_raises(capsys, monkeypatch):
@@ -32,11 +32,12 @@ def test_quiet_known_warnings_silences_the_profilers_log(monkeypatch):
 def test_quiet_known_warnings_drops_the_profiler_cycle_warning():
     import warnings
 
-    environment.quiet_known_warnings()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")
         environment.quiet_known_warnings()  # re-installs its filters in front of "default"
-        warnings.warn("Warning: Profiler clears events at the end of each cycle.", UserWarning)
+        warnings.warn(
+            "Warning: Profiler clears events at the end of each cycle.", UserWarning
+        )
     assert not caught
 
 
@@ -50,7 +51,9 @@ def test_plots_build_and_validate():
     assert "torch" in fig.axes[0].get_title(loc="left")
     fig.canvas.draw()
     assert {"1x", "2x"} <= {label.get_text() for label in fig.axes[0].get_xticklabels()}
-    fig = plots.versus_size([1, 10], {"eager": [1.0, 2.0]}, "demo", "seconds", limit=3.0, limit_label="copy")
+    fig = plots.versus_size(
+        [1, 10], {"eager": [1.0, 2.0]}, "demo", "seconds", limit=3.0, limit_label="copy"
+    )
     assert fig.axes[0].get_xscale() == "log"
     fig = plots.cumulative_time(1.0, 0.5, 10.0, "demo")
     assert fig.axes[0].get_xlabel() == "number of calls"
@@ -60,21 +63,185 @@ def test_plots_build_and_validate():
         plots.speedup_bars(["a"], [math.nan], "demo")
     with pytest.raises(ValueError, match="series"):
         plots.versus_size([1, 10], {"eager": [1.0]}, "demo", "s")
-    assert plots.color_for("compiled (reduce-overhead)") == plots.COLORS["reduce-overhead"]
+    assert (
+        plots.color_for("compiled (reduce-overhead)") == plots.COLORS["reduce-overhead"]
+    )
     assert plots.color_for("compiled NumPy, CPU") == plots.COLORS["compiled"]
     assert plots.color_for("pure Python") == plots.COLORS["python"]
     assert plots.color_for("NumPy (float64)") == plots.COLORS["numpy"]
 
 
-def test_glue_rejects_bad_name():
-    with pytest.raises(ValueError, match="name"):
-        glue("not a name", 1.0)
+# --- environment: facts for provenance ----------------------------------------------------------
 
 
-def test_headline_validates_and_computes_speedup():
-    from gpubook import headline
+def test_cpu_physical_cores_counts_distinct_socket_core_pairs(tmp_path, monkeypatch):
+    import builtins
 
-    record = headline("demo", "a case", baseline_seconds=2e-3, optimized_seconds=1e-3, limit_fraction=0.5, limit="copy")
-    assert record["speedup"] == pytest.approx(2.0) and record["torch"]
-    with pytest.raises(ValueError, match="optimized_seconds"):
-        headline("demo", "a case", baseline_seconds=1.0, optimized_seconds=0)
+    cpuinfo = "".join(
+        f"processor\t: {i}\nmodel name\t: Xeon\nphysical id\t: {i // 4}\ncore id\t\t: {i % 2}\n\n"
+        for i in range(8)
+    )  # 8 logical CPUs: 2 sockets x 2 cores x 2 threads
+    path = tmp_path / "cpuinfo"
+    path.write_text(cpuinfo.rstrip("\n"))  # no blank line after the last block
+    real_open = builtins.open
+    monkeypatch.setattr(
+        builtins,
+        "open",
+        lambda f, *a, **k: real_open(path if f == "/proc/cpuinfo" else f, *a, **k),
+    )
+    assert environment.cpu_physical_cores() == 4
+    path.write_text("processor\t: 0\n\n")
+    assert environment.cpu_physical_cores() is None
+
+    def unreadable(f, *a, **k):
+        raise OSError("no /proc")
+
+    monkeypatch.setattr(builtins, "open", unreadable)
+    assert environment.cpu_physical_cores() is None
+
+
+def _fake_pynvml(fail=(), init_fails=False):
+    from types import SimpleNamespace
+
+    shut = []
+
+    def answer(key, value):
+        def query(*args):
+            if key in fail:
+                raise RuntimeError(f"NVML: {key} not supported")
+            return value
+
+        return query
+
+    def init():
+        if init_fails:
+            raise RuntimeError("NVML: driver not loaded")
+
+    module = SimpleNamespace(
+        NVML_CLOCK_SM=0,
+        NVML_CLOCK_MEM=2,
+        nvmlInit=init,
+        nvmlShutdown=lambda: shut.append(True),
+        nvmlDeviceGetHandleByIndex=lambda index: ("handle", index),
+        nvmlDeviceGetClockInfo=lambda handle, kind: {0: 1980, 2: 2619}[kind],
+        nvmlDeviceGetMaxClockInfo=lambda handle, kind: {0: 1980, 2: 2619}[kind] + 1,
+        nvmlDeviceGetPowerManagementLimit=answer("power", 700_000),
+    )
+    return module, shut
+
+
+def test_gpu_clocks_through_nvml(monkeypatch):
+    import sys
+
+    module, shut = _fake_pynvml()
+    monkeypatch.setitem(sys.modules, "pynvml", module)
+    assert environment.gpu_clocks(0) == {
+        "sm_clock_mhz": 1980,
+        "memory_clock_mhz": 2619,
+        "max_sm_clock_mhz": 1981,
+        "max_memory_clock_mhz": 2620,
+        "power_limit_w": 700.0,
+    }
+    assert shut == [True], "NVML is shut down again"
+    module, _ = _fake_pynvml(fail=("power",))
+    monkeypatch.setitem(sys.modules, "pynvml", module)
+    assert (
+        "power_limit_w" not in environment.gpu_clocks(0)
+        and environment.gpu_clocks(0)["sm_clock_mhz"] == 1980
+    )
+
+
+def test_gpu_clocks_never_fail(monkeypatch):
+    import sys
+
+    module, _ = _fake_pynvml(init_fails=True)
+    monkeypatch.setitem(sys.modules, "pynvml", module)
+    assert environment.gpu_clocks() == {}
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # not installed
+    assert environment.gpu_clocks() == {}
+
+
+def test_collect_hardware_facts(monkeypatch):
+    monkeypatch.setattr(environment, "cpu_physical_cores", lambda: 7)
+    monkeypatch.setattr(environment, "gpu_clocks", lambda index=0: {"sm_clock_mhz": 1})
+    plain = environment.collect()
+    assert "cpu_physical_cores" not in plain and "sm_clock_mhz" not in plain
+    facts = environment.collect(hardware=True)
+    assert facts["cpu_physical_cores"] == 7
+    assert ("sm_clock_mhz" in facts) == (facts["device"] != "cpu"), (
+        "GPU clocks only with a GPU"
+    )
+    assert facts["cpu_count"] == environment.os.cpu_count()
+
+
+def test_notes_for_what_is_missing():
+    facts = {
+        "device": "cpu",
+        "profile": "ci",
+        "cxx_compiler": "found",
+        "triton": "3.6.0",
+    }
+    [note] = environment._notes(facts)
+    assert note.startswith("No CUDA GPU found") and "'ci' profile" in note
+    facts = {
+        "device": "cuda",
+        "profile": "gpu",
+        "cxx_compiler": "missing",
+        "triton": "not installed",
+    }
+    notes = environment._notes(facts)
+    assert (
+        len(notes) == 2
+        and notes[0].startswith("No C++ compiler")
+        and notes[1].startswith("Triton is not")
+    )
+    assert (
+        environment._notes({**facts, "cxx_compiler": "found", "triton": "3.6.0"}) == []
+    )
+
+
+def test_can_compile_needs_triton_on_gpu_and_a_compiler_on_cpu(monkeypatch):
+    monkeypatch.setattr(environment, "has_triton", lambda: False)
+    monkeypatch.setattr(environment, "cxx_compiler", lambda: "/usr/bin/g++")
+    assert (
+        environment.can_compile("cpu") is True
+        and environment.can_compile("cuda") is False
+    )
+    monkeypatch.setattr(environment, "has_triton", lambda: True)
+    monkeypatch.setattr(environment, "cxx_compiler", lambda: None)
+    assert (
+        environment.can_compile("cpu") is False
+        and environment.can_compile("cuda") is True
+    )
+
+
+def test_cxx_compiler_prefers_cxx(monkeypatch):
+    monkeypatch.setenv("CXX", "my-cxx")
+    found = {"my-cxx": "/opt/my-cxx", "g++": "/usr/bin/g++"}
+    monkeypatch.setattr(environment.shutil, "which", lambda name: found.get(name))
+    assert environment.cxx_compiler() == "/opt/my-cxx"
+    monkeypatch.delenv("CXX")
+    assert environment.cxx_compiler() == "/usr/bin/g++"
+    monkeypatch.setattr(environment.shutil, "which", lambda name: None)
+    assert environment.cxx_compiler() is None
+
+
+def test_a_tests_changes_are_undone_part_1():
+    """Together with part 2: a helper's process changes do not leak into the next test."""
+    import os
+    import warnings
+
+    environment.quiet_known_warnings()
+    os.environ["GPUBOOK_LEAK_CHECK"] = "1"
+    warnings.filterwarnings("ignore", message="gpubook leak check")
+
+
+def test_a_tests_changes_are_undone_part_2():
+    import os
+    import warnings
+
+    assert "GPUBOOK_LEAK_CHECK" not in os.environ
+    assert not any(
+        f[1] is not None and f[1].pattern == "gpubook leak check"
+        for f in warnings.filters
+    )

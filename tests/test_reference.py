@@ -3,8 +3,8 @@ pages (book/reference-results.md, book/_generated/run-times.md) are in step with
 
 import difflib
 import json
+import os
 import shutil
-import warnings
 
 import nbformat
 import pytest
@@ -17,12 +17,19 @@ REGENERATE = "python -m gpubook.reference results"
 
 
 def _diff(expected: str, actual: str, name: str) -> str:
-    lines = difflib.unified_diff(actual.splitlines(), expected.splitlines(), f"{name} (committed)",
-                                 f"{name} (from the notebooks)", lineterm="", n=1)
+    lines = difflib.unified_diff(
+        actual.splitlines(),
+        expected.splitlines(),
+        f"{name} (committed)",
+        f"{name} (from the notebooks)",
+        lineterm="",
+        n=1,
+    )
     return "\n".join(list(lines)[:40])
 
 
 # --- The book's own notebooks ---------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_no_stored_errors(path):
@@ -31,17 +38,28 @@ def test_no_stored_errors(path):
     assert not broken, "\n".join(broken)
 
 
-def test_stale_notebooks_are_listed_not_failed():
-    """A notebook whose code changed since its recorded run is a warning: refreshing needs a GPU."""
-    stale = [message for path in NOTEBOOKS for message in reference.check_notebook(path)[0]]
-    for message in stale:
-        print(f"stale (refresh on a GPU with `python -m gpubook.reference run`): {message}")
-        warnings.warn(f"stale reference run: {message}", UserWarning, stacklevel=1)
+def test_check_lists_stale_notebooks_and_fails_only_on_errors(capsys):
+    """``reference check`` over the book: one "stale" line per stale notebook (refreshing needs a
+    GPU, so they do not fail it), and exit status 1 only for stored errors."""
+    stale = [m for path in NOTEBOOKS for m in reference.check_notebook(path)[0]]
+    broken = [m for path in NOTEBOOKS for m in reference.check_notebook(path)[1]]
+    status = reference.main(["check", str(ROOT / "notebooks")])
+    out = capsys.readouterr().out
+    assert status == (1 if broken else 0)
+    printed = [
+        line
+        for line in out.splitlines()
+        if line.startswith("stale (refresh on a GPU): ")
+    ]
+    assert printed == [f"stale (refresh on a GPU): {m}" for m in stale]
 
 
 @pytest.mark.parametrize(
     "relative, generate",
-    [(reference.RESULTS_PAGE, reference.results_page), (reference.TIMES_PAGE, reference.times_page)],
+    [
+        (reference.RESULTS_PAGE, reference.results_page),
+        (reference.TIMES_PAGE, reference.times_page),
+    ],
     ids=["reference-results", "run-times"],
 )
 def test_generated_page_is_in_step_with_the_notebooks(relative, generate):
@@ -56,51 +74,91 @@ def test_generated_page_is_in_step_with_the_notebooks(relative, generate):
 
 # --- The machinery, on notebooks made here ---------------------------------------------------------
 
+
 def _glued_headline(key, record):
     """A stored output exactly as myst-nb's glue writes it (hidden, text form of the dict)."""
     return new_output(
         "display_data",
         data={"application/papermill.record/text/plain": repr(record)},
-        metadata={"scrapbook": {"name": f"headline_{key}", "mime_prefix": "application/papermill.record/"}},
+        metadata={
+            "scrapbook": {
+                "name": f"headline_{key}",
+                "mime_prefix": "application/papermill.record/",
+            }
+        },
     )
 
 
 RECORD = {
-    "case": "matmul 4096 | float32", "device": "NVIDIA H100 80GB HBM3", "torch": "2.11.0",
-    "baseline": "eager", "baseline_seconds": 2e-3, "optimized": "compiled", "optimized_seconds": 5e-4,
-    "speedup": 4.0, "limit_fraction": 0.62, "limit": "peak TF32",
+    "case": "matmul 4096 | float32",
+    "device": "NVIDIA H100 80GB HBM3",
+    "torch": "2.11.0",
+    "baseline": "eager",
+    "baseline_seconds": 2e-3,
+    "optimized": "compiled",
+    "optimized_seconds": 5e-4,
+    "speedup": 4.0,
+    "limit_fraction": 0.62,
+    "limit": "peak TF32",
 }
 
 
 def _book(tmp_path, *, profile="gpu", stale=False, error=False):
     """A small book folder: one chapter with a headline and provenance, one without a run."""
     (tmp_path / "notebooks").mkdir()
-    code = new_code_cell("gpubook.headline(...)", execution_count=1,
-                         outputs=[_glued_headline("matmul", RECORD),
-                                  _glued_headline("copy", {**RECORD, "case": "copy", "limit_fraction": None})])
+    code = new_code_cell(
+        "gpubook.headline(...)",
+        execution_count=1,
+        outputs=[
+            _glued_headline("matmul", RECORD),
+            _glued_headline("copy", {**RECORD, "case": "copy", "limit_fraction": None}),
+        ],
+    )
     if error:
-        code.outputs.append(new_output("error", ename="RuntimeError", evalue="boom", traceback=[]))
-    chapter = new_notebook(cells=[new_markdown_cell("# Tensors on the GPU\n\nText."), code])
+        code.outputs.append(
+            new_output("error", ename="RuntimeError", evalue="boom", traceback=[])
+        )
+    chapter = new_notebook(
+        cells=[new_markdown_cell("# Tensors on the GPU\n\nText."), code]
+    )
     chapter.metadata["gpubook"] = {
-        "device_name": "NVIDIA H100 80GB HBM3", "device": "cuda", "torch": "2.11.0", "triton": "3.5.0",
-        "numpy": "2.3.0", "python": "3.11.7", "date": "2026-11-23 10:00 UTC", "profile": profile,
-        "run_seconds": 123.4, "code_hash": "0" * 16 if stale else reference.code_hash(chapter),
+        "device_name": "NVIDIA H100 80GB HBM3",
+        "device": "cuda",
+        "torch": "2.11.0",
+        "triton": "3.5.0",
+        "numpy": "2.3.0",
+        "python": "3.11.7",
+        "date": "2026-11-23 10:00 UTC",
+        "profile": profile,
+        "run_seconds": 123.4,
+        "code_hash": "0" * 16 if stale else reference.code_hash(chapter),
     }
     nbformat.write(chapter, tmp_path / "notebooks" / "01_tensors.ipynb")
-    nbformat.write(new_notebook(cells=[new_markdown_cell("# Setup check")]), tmp_path / "notebooks" / "00_setup.ipynb")
+    nbformat.write(
+        new_notebook(cells=[new_markdown_cell("# Setup check")]),
+        tmp_path / "notebooks" / "00_setup.ipynb",
+    )
     return tmp_path
 
 
 def test_headlines_are_read_back_from_glued_outputs(tmp_path):
-    notebook = nbformat.read(_book(tmp_path) / "notebooks" / "01_tensors.ipynb", as_version=4)
+    notebook = nbformat.read(
+        _book(tmp_path) / "notebooks" / "01_tensors.ipynb", as_version=4
+    )
     records = reference.headlines(notebook)
     assert [r["key"] for r in records] == ["matmul", "copy"]
-    assert records[0]["optimized_seconds"] == 5e-4 and records[1]["limit_fraction"] is None
+    assert (
+        records[0]["optimized_seconds"] == 5e-4 and records[1]["limit_fraction"] is None
+    )
 
 
 def test_unreadable_headline_is_a_clear_error(tmp_path):
-    notebook = new_notebook(cells=[new_code_cell("x", outputs=[_glued_headline("bad", "not a dict")])])
-    notebook.cells[0].outputs[0].data["application/papermill.record/text/plain"] = "headline: <object at 0x1>"
+    notebook = new_notebook(
+        cells=[new_code_cell("x", outputs=[_glued_headline("bad", "not a dict")])]
+    )
+    notebook.cells[0].outputs[0].data["application/papermill.record/text/plain"] = (
+        "headline: <object at 0x1>"
+    )
     with pytest.raises(ValueError, match="headline_bad"):
         reference.headlines(notebook, "demo.ipynb")
 
@@ -108,23 +166,33 @@ def test_unreadable_headline_is_a_clear_error(tmp_path):
 def test_results_page_has_the_table_and_provenance(tmp_path):
     page = reference.results_page(_book(tmp_path))
     assert page.startswith("<!-- Generated by `python -m gpubook.reference results`")
-    assert "| [Tensors on the GPU](../notebooks/01_tensors.ipynb) | matmul 4096 \\| float32 | NVIDIA H100" in page
-    assert "eager: 2 ms | compiled: 500 µs | 4× | 62% of peak TF32 |" in page
-    assert "| copy |" in page and "| 4× | – |" in page
-    assert ("- [Tensors on the GPU](../notebooks/01_tensors.ipynb): NVIDIA H100 80GB HBM3 · torch 2.11.0 · "
-            "Triton 3.5.0 · NumPy 2.3.0 · profile `gpu` · 2026-11-23 10:00 UTC · 2.1 min\n") in page
+    assert (
+        "| [Tensors on the GPU](../notebooks/01_tensors.ipynb) | matmul 4096 \\| float32 | NVIDIA H100"
+        in page
+    )
+    assert "| – | eager: 2 ms | compiled: 500 µs | 4× | – | 62% of peak TF32 |" in page
+    assert "| copy |" in page and "| 4× | – | – |" in page
+    assert (
+        "- [Tensors on the GPU](../notebooks/01_tensors.ipynb): NVIDIA H100 80GB HBM3 · torch 2.11.0 · "
+        "Triton 3.5.0 · NumPy 2.3.0 · profile `gpu` · 2026-11-23 10:00 UTC · 2.1 min\n"
+    ) in page
     assert "- [Setup check](../notebooks/00_setup.ipynb): no recorded run." in page
     assert "took 2.1 min in all (1 of 2 notebooks)" in page
 
 
 def test_results_page_flags_stale_and_non_gpu_runs(tmp_path):
     page = reference.results_page(_book(tmp_path, profile="cpu", stale=True))
-    assert "2.1 min. **Note:** code changed since its recorded run; its recorded run used the 'cpu' profile, not 'gpu'." in page
+    assert (
+        "2.1 min. **Note:** code changed since its recorded run; its recorded run used the 'cpu' profile, not 'gpu'."
+        in page
+    )
 
 
 def test_results_page_without_headlines(tmp_path):
     (tmp_path / "notebooks").mkdir()
-    assert "No chapter has recorded a headline figure yet." in reference.results_page(tmp_path)
+    assert "No chapter has recorded a headline figure yet." in reference.results_page(
+        tmp_path
+    )
 
 
 def test_times_page_combines_gpu_run_and_cpu_times(tmp_path):
@@ -135,7 +203,10 @@ def test_times_page_combines_gpu_run_and_cpu_times(tmp_path):
     assert data["notebooks"]["01_tensors.ipynb"]["seconds"] == 95.0
     page = reference.times_page(root)
     assert page.startswith("<!-- Generated by `python -m gpubook.reference times`")
-    assert "| Tensors on the GPU | 2.1 min | 1.6 min |" in page and "| Setup check | – | – |" in page
+    assert (
+        "| Tensors on the GPU | 2.1 min | 1.6 min |" in page
+        and "| Setup check | – | – |" in page
+    )
     assert "| **Total** | **2.1 min** | **1.6 min** |" in page
     assert "GPU (NVIDIA H100 80GB HBM3, `gpu` sizes)" in page and "`cpu` sizes)" in page
 
@@ -147,11 +218,17 @@ def test_cli_check_fails_on_stored_errors_only(tmp_path, capsys):
     shutil.rmtree(root / "notebooks")
     root = _book(tmp_path, profile="cpu")
     assert reference.main(["check", str(root / "notebooks")]) == 0
-    assert "01_tensors.ipynb: its recorded run used the 'cpu' profile, not 'gpu'" in capsys.readouterr().out
+    assert (
+        "01_tensors.ipynb: its recorded run used the 'cpu' profile, not 'gpu'"
+        in capsys.readouterr().out
+    )
     shutil.rmtree(root / "notebooks")
     root = _book(tmp_path, error=True)
     assert reference.main(["check", str(root / "notebooks")]) == 1
-    assert "BROKEN: 01_tensors.ipynb, cell 1: stored error RuntimeError: boom" in capsys.readouterr().out
+    assert (
+        "BROKEN: 01_tensors.ipynb, cell 1: stored error RuntimeError: boom"
+        in capsys.readouterr().out
+    )
 
 
 def test_cli_writes_both_pages(tmp_path, capsys):
@@ -161,20 +238,31 @@ def test_cli_writes_both_pages(tmp_path, capsys):
     assert (root / reference.TIMES_PAGE).read_text() == reference.times_page(root)
 
 
-def test_run_records_provenance_and_cpu_times_leave_the_notebook_alone(tmp_path, monkeypatch):
+@pytest.mark.slow
+def test_run_records_provenance_and_cpu_times_leave_the_notebook_alone(
+    tmp_path, monkeypatch
+):
     """End to end, through a real kernel: ``run`` executes in place, records provenance and the
     headline that :func:`gpubook.headline` glued; ``cpu-times`` executes without writing."""
     (tmp_path / "notebooks").mkdir()
     path = tmp_path / "notebooks" / "01_demo.ipynb"
-    source = ("import gpubook\n"
-              "gpubook.headline('demo', 'a case', baseline_seconds=2e-3, optimized_seconds=1e-3,"
-              " limit_fraction=0.5, limit='copy bandwidth')\n"
-              "print('done')")
+    source = (
+        "import gpubook\n"
+        "gpubook.headline('demo', 'a case', baseline_seconds=2e-3, optimized_seconds=1e-3,"
+        " limit_fraction=0.5, limit='copy bandwidth')\n"
+        "print('done')"
+    )
     notebook = new_notebook(cells=[new_markdown_cell("# Demo"), new_code_cell(source)])
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nbformat.write(notebook, path)
     record = reference.run_notebook(path, profile="ci")
-    assert record["profile"] == "ci" and record["code_hash"] == reference.code_hash(notebook)
+    assert record["profile"] == "ci" and record["code_hash"] == reference.code_hash(
+        notebook
+    )
     executed = nbformat.read(path, as_version=4)
     assert executed.metadata["gpubook"] == record
     [headline] = reference.headlines(executed)
@@ -183,4 +271,219 @@ def test_run_records_provenance_and_cpu_times_leave_the_notebook_alone(tmp_path,
     before = path.read_bytes()
     monkeypatch.setattr("torch.cuda.is_available", lambda: False)
     seconds = reference.cpu_time_notebook(path)
-    assert seconds > 0 and path.read_bytes() == before
+    assert path.read_bytes() == before
+    assert 0 < seconds < 600
+
+
+# --- Provenance, the profile variable, staleness of the helpers and of the CPU times ----------------
+
+
+def test_run_notebook_restores_the_profile_variable(tmp_path, monkeypatch):
+    """The profile is set for the kernel while the notebook runs, and put back afterwards."""
+    path = tmp_path / "01_demo.ipynb"
+    nbformat.write(new_notebook(cells=[new_code_cell("1")]), path)
+    seen = []
+    monkeypatch.setattr(
+        reference,
+        "_execute",
+        lambda nb, p, t: seen.append(os.environ.get("GPUBOOK_PROFILE")) or 1.5,
+    )
+    monkeypatch.setenv("GPUBOOK_PROFILE", "cpu")
+    record = reference.run_notebook(path, profile="ci")
+    assert seen == ["ci"] and record["profile"] == "ci" and record["run_seconds"] == 1.5
+    assert os.environ["GPUBOOK_PROFILE"] == "cpu", "the caller's profile is restored"
+    monkeypatch.delenv("GPUBOOK_PROFILE")
+    reference.run_notebook(path, profile="gpu")
+    assert seen[-1] == "gpu" and "GPUBOOK_PROFILE" not in os.environ, (
+        "an unset variable stays unset"
+    )
+
+    def boom(nb, p, t):
+        raise RuntimeError("kernel died")
+
+    monkeypatch.setattr(reference, "_execute", boom)
+    with pytest.raises(RuntimeError, match="kernel died"):
+        reference.run_notebook(path, profile="ci")
+    assert "GPUBOOK_PROFILE" not in os.environ, "restored after a failure too"
+    with pytest.raises(ValueError, match="laptop"):
+        reference.run_notebook(path, profile="laptop")
+
+
+def test_cpu_time_notebook_restores_the_profile_variable(tmp_path, monkeypatch):
+    path = tmp_path / "01_demo.ipynb"
+    nbformat.write(new_notebook(cells=[new_code_cell("1")]), path)
+    seen = []
+    monkeypatch.setattr(
+        reference,
+        "_execute",
+        lambda nb, p, t: seen.append(os.environ.get("GPUBOOK_PROFILE")) or 2.0,
+    )
+    monkeypatch.setattr("torch.cuda.is_available", lambda: False)
+    monkeypatch.setenv("GPUBOOK_PROFILE", "ci")
+    assert reference.cpu_time_notebook(path) == 2.0
+    assert seen == ["cpu"] and os.environ["GPUBOOK_PROFILE"] == "ci"
+    monkeypatch.setattr("torch.cuda.is_available", lambda: True)
+    with pytest.raises(RuntimeError, match="without a GPU"):
+        reference.cpu_time_notebook(path)
+
+
+def test_provenance_records_hardware_and_hashes(monkeypatch):
+    from gpubook import environment
+
+    facts = {
+        "device_name": "NVIDIA H100 80GB HBM3",
+        "device": "cuda",
+        "torch": "2.11.0",
+        "triton": "3.6.0",
+        "numpy": "2.5.2",
+        "python": "3.12.3",
+        "date": "2026-11-23 10:00 UTC",
+        "cpu": "Xeon",
+        "cpu_count": 32,
+        "cpu_physical_cores": 16,
+        "sm_clock_mhz": 1980,
+        "power_limit_w": 700.0,
+        "max_sm_clock_mhz": None,
+    }
+    asked = []
+    monkeypatch.setattr(
+        environment,
+        "collect",
+        lambda hardware=False: asked.append(hardware) or dict(facts),
+    )
+    notebook = new_notebook(cells=[new_code_cell("x = 1")])
+    record = reference.provenance(notebook, "gpu", 12.345)
+    assert asked == [True]
+    assert record["run_seconds"] == 12.3 and record["profile"] == "gpu"
+    assert record["code_hash"] == reference.code_hash(notebook)
+    assert record["gpubook_hash"] == reference.package_hash()
+    assert (record["cpu"], record["cpu_count"], record["cpu_physical_cores"]) == (
+        "Xeon",
+        32,
+        16,
+    )
+    assert record["sm_clock_mhz"] == 1980 and record["power_limit_w"] == 700.0
+    assert "max_sm_clock_mhz" not in record, "facts NVML could not read are left out"
+
+
+def test_code_hash_sees_code_cells_only():
+    a = new_notebook(
+        cells=[new_markdown_cell("# A"), new_code_cell("x = 1"), new_code_cell("y = 2")]
+    )
+    b = new_notebook(
+        cells=[
+            new_markdown_cell("# B, other prose"),
+            new_code_cell("x = 1"),
+            new_code_cell("y = 2"),
+        ]
+    )
+    c = new_notebook(cells=[new_code_cell("y = 2"), new_code_cell("x = 1")])
+    d = new_notebook(cells=[new_code_cell("x = 1y = 2")])
+    assert reference.code_hash(a) == reference.code_hash(b)
+    assert (
+        len({reference.code_hash(a), reference.code_hash(c), reference.code_hash(d)})
+        == 3
+    )
+    assert len(reference.code_hash(a)) == 16
+
+
+def test_package_hash_changes_with_any_module(tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "a.py").write_text("x = 1\n")
+    (package / "b.py").write_text("y = 2\n")
+    (package / "notes.txt").write_text("not code")
+    before = reference.package_hash(package)
+    (package / "notes.txt").write_text("changed, still not code")
+    assert reference.package_hash(package) == before
+    (package / "b.py").write_text("y = 3\n")
+    assert reference.package_hash(package) != before
+    (package / "b.py").write_text("y = 2\n")
+    assert reference.package_hash(package) == before
+    (package / "b.py").rename(package / "c.py")
+    assert reference.package_hash(package) != before, "a renamed module counts too"
+    assert len(before) == 16
+
+
+def test_changed_helpers_are_a_note_not_staleness(tmp_path, capsys):
+    root = _book(tmp_path)
+    path = root / "notebooks" / "01_tensors.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    record = notebook.metadata["gpubook"]
+    assert reference.package_notes(record) == [], (
+        "a run recorded without the hash: no note"
+    )
+    record["gpubook_hash"] = reference.package_hash()
+    assert reference.package_notes(record) == []
+    record["gpubook_hash"] = "0" * 16
+    [note] = reference.package_notes(record)
+    assert "gpubook package changed" in note
+    assert reference.staleness(notebook, record) == [], (
+        "not stale: only the helpers changed"
+    )
+    nbformat.write(notebook, path)
+    assert reference.main(["check", str(root / "notebooks")]) == 0
+    out = capsys.readouterr().out
+    assert "note: 01_tensors.ipynb: the gpubook package changed" in out
+    assert "stale (refresh on a GPU): 01_tensors" not in out
+
+
+def test_times_page_marks_cpu_times_of_older_code(tmp_path):
+    root = _book(tmp_path)
+    path = root / "notebooks" / "01_tensors.ipynb"
+    reference._record_cpu_time(root, path, 95.04)
+    assert "1.6 min |" in reference.times_page(
+        root
+    ) and "older code" not in reference.times_page(root)
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells[1].source += "\nprint('changed')"
+    nbformat.write(notebook, path)
+    page = reference.times_page(root)
+    assert "| Tensors on the GPU | 2.1 min | 1.6 min (older code) |" in page
+    assert (
+        "*(older code)*: the CPU time was measured before the notebook's code last changed"
+        in page
+    )
+
+
+def test_results_page_shows_interval_verdict_and_mode(tmp_path):
+    root = tmp_path
+    (root / "notebooks").mkdir()
+    compared = {
+        **RECORD,
+        "speedup": 3.9,
+        "speedup_low": 3.5,
+        "speedup_high": 4.25,
+        "verdict": "faster",
+        "mode": "throughput",
+        "comparable": True,
+        "note": None,
+    }
+    dtypes = {
+        **RECORD,
+        "case": "float32 vs float64",
+        "speedup": 2.0,
+        "comparable": False,
+        "note": "different dtypes",
+    }
+    cell = new_code_cell(
+        "x", outputs=[_glued_headline("a", compared), _glued_headline("b", dtypes)]
+    )
+    nbformat.write(
+        new_notebook(cells=[new_markdown_cell("# Chapter"), cell]),
+        root / "notebooks" / "01_c.ipynb",
+    )
+    page = reference.results_page(root)
+    assert (
+        "| throughput | eager: 2 ms | compiled: 500 µs | 3.9× [3.5×, 4.25×] | faster | 62% of peak TF32 |"
+        in page
+    )
+    table = page.split("## Where")[0]
+    assert "float32 vs float64" not in table.split("Also recorded")[0], (
+        "not a headline speedup"
+    )
+    assert (
+        "- [Chapter](../notebooks/01_c.ipynb): float32 vs float64; eager: 2 ms, compiled: 500 µs. "
+        "Not a like-for-like speedup: different dtypes."
+    ) in page
+    assert "2×" not in page

@@ -1,0 +1,262 @@
+"""``python -m gpubook.reference compare``: glued values of two runs, numbers and verdicts."""
+
+import math
+
+import nbformat
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+from gpubook import reference
+
+PREFIX = "application/papermill.record/"
+
+
+def _glued(name, text, prefix=PREFIX):
+    return new_output(
+        "display_data",
+        data={prefix + "text/plain": text},
+        metadata={"scrapbook": {"name": name, "mime_prefix": prefix}},
+    )
+
+
+def _notebook(**glued):
+    outputs = [_glued(name, text) for name, text in glued.items()]
+    outputs.append(new_output("stream", name="stdout", text="not glued\n"))
+    return new_notebook(cells=[new_code_cell("x", outputs=outputs)])
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("2.5", 2.5),
+        ("42", 42),
+        ("np.float64(1.5)", 1.5),
+        ("np.int64(7)", 7),
+        ("268,435,456", 268435456.0),
+        ("-1,000.5", -1000.5),
+        ("faster", "faster"),
+        ("'quoted'", "quoted"),
+        ("no clear difference", "no clear difference"),
+        ("1, 16, 32", [1, 16, 32]),
+        ("(1, 2)", [1, 2]),
+        ("[0.5, 2]", [0.5, 2]),
+        ("True", True),
+        ("{'a': 1}", {"a": 1}),
+        ("233 µs", "233 µs"),
+        ("<Figure size 640x480 with 1 Axes>", "<Figure size 640x480 with 1 Axes>"),
+        ("(1, 'a')", "(1, 'a')"),
+    ],
+)
+def test_parse_glued(text, value):
+    parsed = reference.parse_glued(text)
+    assert parsed == value and type(parsed) is type(value)
+
+
+def test_glued_values_reads_both_prefixes_last_wins_and_skips_figures():
+    figure = new_output(
+        "display_data",
+        data={PREFIX + "image/png": "iVBOR"},
+        metadata={"scrapbook": {"name": "fig", "mime_prefix": PREFIX}},
+    )
+    shown = _glued(
+        "shown", ["1", "2"], prefix=""
+    )  # displayed glue, text stored as a list of lines
+    notebook = new_notebook(
+        cells=[
+            new_code_cell("a", outputs=[_glued("x", "1.0"), figure, shown]),
+            new_code_cell("b", outputs=[_glued("x", "2.0"), _glued("v", "faster")]),
+        ]
+    )
+    assert reference.glued_values(notebook) == {"x": 2.0, "shown": 12, "v": "faster"}
+    assert list(reference.glued_values(notebook)) == ["shown", "x", "v"], (
+        "a re-glued name moves last"
+    )
+
+
+def test_flatten_headlines_strings_lists_bools():
+    headline = {
+        "case": "c",
+        "baseline_seconds": 2.0,
+        "optimized_seconds": 0.5,
+        "speedup": 4.0,
+        "speedup_low": 3.5,
+        "speedup_high": 4.5,
+        "verdict": "faster",
+    }
+    assert reference._flatten("headline_a", headline) == (
+        {
+            "headline_a.speedup": 4.0,
+            "headline_a.speedup_low": 3.5,
+            "headline_a.speedup_high": 4.5,
+        },
+        {"headline_a.verdict": "faster"},
+    )
+    old = {"case": "c", "baseline_seconds": 3.0, "optimized_seconds": 1.5}
+    assert reference._flatten("h", old) == ({"h.speedup": 2.0}, {})
+    assert reference._flatten("t", "233 µs") == ({"t": pytest.approx(233e-6)}, {})
+    assert reference._flatten("t", "1.5 s") == ({"t": 1.5}, {})
+    assert reference._flatten("t", "2 min") == ({"t": 120.0}, {})
+    assert reference._flatten("r", "4.8x") == ({"r": 4.8}, {})
+    assert reference._flatten("n", "a 3.5x gain in 20 ms") == (
+        {"n#0": 3.5, "n#1": pytest.approx(0.02)},
+        {"n": "a # gain in #"},
+    )
+    assert reference._flatten("d", "NVIDIA H100 80GB HBM3") == (
+        {},
+        {"d": "NVIDIA H100 80GB HBM3"},
+    )
+    assert reference._flatten("k", "triton_mm_14 won") == (
+        {},
+        {"k": "triton_mm_14 won"},
+    )
+    assert reference._flatten("l", [1, 2.5]) == ({"l[0]": 1.0, "l[1]": 2.5}, {})
+    assert reference._flatten("b", True) == ({}, {"b": "True"})
+    assert reference._flatten("i", 3) == ({"i": 3.0}, {})
+    assert reference._flatten("o", {"x": 1, "y": "slow"}) == (
+        {"o.x": 1.0},
+        {"o.y": "slow"},
+    )
+
+
+@pytest.mark.parametrize(
+    "a, b, moved",
+    [
+        (1.0, 1.25, False),
+        (1.0, 1.26, True),
+        (1.0, 0.75, False),
+        (1.0, 0.74, True),
+        (-2.0, -2.4, False),
+        (0.0, 0.0, False),
+        (0.0, 1e-9, True),
+        (2.0, math.inf, True),
+        (math.nan, 1.0, True),
+        (4.8, 12.8, True),
+    ],
+)
+def test_moved_is_relative_to_the_first_run(a, b, moved):
+    assert reference._moved(a, b, 0.25) is moved
+
+
+@given(st.floats(1e-6, 1e6), st.floats(0.01, 0.9), st.floats(-0.99, 0.99))
+def test_moved_property(a, threshold, change):
+    b = a * (1 + change)
+    assert reference._moved(a, b, threshold) == (abs(b - a) / a > threshold)
+
+
+def _runs(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    headline_a = repr(
+        {
+            "case": "c",
+            "baseline_seconds": 2.0,
+            "optimized_seconds": 0.5,
+            "speedup": 4.8,
+            "verdict": "faster",
+        }
+    )
+    headline_b = repr(
+        {
+            "case": "c",
+            "baseline_seconds": 2.0,
+            "optimized_seconds": 0.2,
+            "speedup": 12.8,
+            "verdict": "faster",
+        }
+    )
+    nbformat.write(
+        _notebook(
+            x="1.0",
+            y="2.0",
+            v="faster",
+            s="3.0x in 20 ms",
+            headline_h=headline_a,
+            gone="1",
+        ),
+        a / "01_a.ipynb",
+    )
+    nbformat.write(
+        _notebook(
+            x="1.1",
+            y="3.0",
+            v="slower",
+            s="3.1x in 21 ms",
+            headline_h=headline_b,
+            new="2",
+        ),
+        b / "01_a.ipynb",
+    )
+    nbformat.write(_notebook(z="5"), a / "02_only_a.ipynb")
+    return a, b
+
+
+def test_compare_runs_reports_moved_numbers_and_changed_verdicts(tmp_path):
+    a, b = _runs(tmp_path)
+    result = reference.compare_runs(a, b, threshold=0.25)
+    assert result.moved == [
+        ("01_a.ipynb", "y", 2.0, 3.0),
+        ("01_a.ipynb", "headline_h.speedup", 4.8, 12.8),
+    ]
+    assert result.changed == [("01_a.ipynb", "v", "faster", "slower")]
+    assert (result.numbers, result.numbers_within) == (
+        5,
+        3,
+    )  # x, y, s#0, s#1, headline speedup
+    assert (result.verdicts, result.verdicts_unchanged) == (
+        3,
+        2,
+    )  # v, s's words, headline verdict
+    assert result.only_a == ["01_a.ipynb: gone"] and result.only_b == [
+        "01_a.ipynb: new"
+    ]
+    assert result.unmatched == [f"02_only_a.ipynb (only in {a})"]
+    assert result.share_within == 0.6
+    assert result.summary() == (
+        "compare: 3 of 5 glued numbers within ±25% (60.0%); 2 of 3 glued verdicts unchanged; "
+        "2 glued values in one run only; 1 notebooks in one folder only"
+    )
+
+
+def test_compare_cli_prints_each_change_and_the_summary(tmp_path, capsys):
+    a, b = _runs(tmp_path)
+    assert reference.main(["compare", str(a), str(b), "--threshold", "0.6"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "moved    01_a.ipynb  headline_h.speedup: 4.8 -> 12.8 (+167%)"
+    assert "changed  01_a.ipynb  v: 'faster' -> 'slower'" in lines
+    assert lines[-1].startswith(
+        "compare: 4 of 5 glued numbers within ±60% (80.0%); 2 of 3 glued verdicts"
+    )
+
+
+def test_identical_runs_compare_clean(tmp_path):
+    a, _ = _runs(tmp_path)
+    result = reference.compare_runs(a, a)
+    assert (
+        result.moved == []
+        and result.changed == []
+        and result.only_a == result.only_b == []
+    )
+    assert (
+        result.summary()
+        == "compare: 7 of 7 glued numbers within ±25% (100.0%); 3 of 3 glued verdicts unchanged"
+    )
+
+
+def test_compare_rejects_bad_input(tmp_path):
+    with pytest.raises(FileNotFoundError, match="missing"):
+        reference.compare_runs(tmp_path / "missing", tmp_path)
+    for threshold in (0, -0.1, math.inf, math.nan, True):
+        with pytest.raises(ValueError, match="threshold"):
+            reference.compare_runs(tmp_path, tmp_path, threshold)
+
+
+def test_empty_comparison():
+    result = reference.RunComparison(0.25)
+    assert result.share_within == 1.0
+    assert (
+        result.report()
+        == "compare: 0 of 0 glued numbers within ±25% (100.0%); 0 of 0 glued verdicts unchanged"
+    )
