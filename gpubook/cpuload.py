@@ -1,0 +1,106 @@
+"""Is the CPU quiet enough to time CPU code? How many cores other processes keep busy.
+
+A multithreaded CPU operation (PyTorch's intra-op pool, OpenMP) splits its work over all
+its threads and waits for the slowest. If another process holds one of the cores, the
+thread that lands there waits for a scheduler time slice, and an operation of
+microseconds takes milliseconds. After a process's first compile, TorchInductor starts
+its pool of compile workers in the background; while it starts up it keeps cores busy.
+Measured on an H100 host (16 cores, torch 2.11): an eager 1024x1024 stencil step took
+about 26 times longer right after the first GPU compile than a few seconds later.
+
+* :func:`other_busy_cores` measures how many cores *other* processes kept busy over a
+  short window (Linux ``/proc``; ``None`` elsewhere).
+* :func:`wait_for_quiet_cpu` waits (up to a limit) until that number drops below a
+  threshold.
+* :func:`descendant_processes` counts this process's descendants (compile workers among
+  them).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from ._checks import positive_number
+
+__all__ = ["other_busy_cores", "wait_for_quiet_cpu", "descendant_processes"]
+
+
+def _total_busy_ticks() -> int | None:
+    try:
+        with open("/proc/stat", encoding="ascii") as handle:
+            fields = handle.readline().split()[1:]
+    except OSError:
+        return None
+    values = [int(v) for v in fields]
+    idle = values[3] + (values[4] if len(values) > 4 else 0)  # idle + iowait
+    return sum(values[:8]) - idle
+
+
+def _own_ticks() -> int | None:
+    try:
+        with open("/proc/self/stat", encoding="ascii") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return int(fields[11]) + int(fields[12])  # utime + stime of all threads, in ticks
+
+
+def other_busy_cores(window: float = 0.25) -> float | None:
+    """Average number of cores that processes other than this one kept busy during a
+    window of ``window`` seconds (this process sleeps meanwhile), or ``None`` without
+    Linux ``/proc``."""
+    positive_number("window", window)
+    start_total, start_own = _total_busy_ticks(), _own_ticks()
+    if start_total is None or start_own is None:
+        return None
+    begin = time.perf_counter()
+    time.sleep(window)
+    end_total, end_own = _total_busy_ticks(), _own_ticks()
+    elapsed = time.perf_counter() - begin
+    ticks = os.sysconf("SC_CLK_TCK")
+    other = (end_total - start_total) - (end_own - start_own)
+    return max(other, 0) / ticks / elapsed
+
+
+def wait_for_quiet_cpu(
+    busy_below: float = 0.5, max_seconds: float = 30.0, window: float = 0.25
+) -> tuple[float, float | None]:
+    """Wait until other processes keep fewer than ``busy_below`` cores busy, or until
+    ``max_seconds`` passed. Returns ``(seconds waited, busy cores at the end)``."""
+    positive_number("busy_below", busy_below)
+    positive_number("max_seconds", max_seconds, allow_zero=True)
+    begin = time.perf_counter()
+    busy = other_busy_cores(window)
+    while (
+        busy is not None
+        and busy >= busy_below
+        and time.perf_counter() - begin < max_seconds
+    ):
+        busy = other_busy_cores(window)
+    return time.perf_counter() - begin, busy
+
+
+def descendant_processes() -> int | None:
+    """How many processes descend from this one (``None`` without Linux ``/proc``)."""
+    try:
+        entries = [e for e in os.listdir("/proc") if e.isdigit()]
+    except OSError:
+        return None
+    parent = {}
+    for entry in entries:
+        try:
+            with open(
+                f"/proc/{entry}/stat", encoding="ascii", errors="replace"
+            ) as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            parent[int(entry)] = int(fields[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    me, count = os.getpid(), 0
+    for pid in parent:
+        ancestor, hops = parent.get(pid), 0
+        while ancestor and ancestor != me and hops < 64:
+            ancestor, hops = parent.get(ancestor), hops + 1
+        count += ancestor == me
+    return count

@@ -1,0 +1,73 @@
+"""Tests for gpubook.tables (tables that render as tables) and gpubook.cpuload."""
+
+import math
+
+import pytest
+
+from gpubook import cpuload
+from gpubook.tables import Table, table
+
+
+def test_table_renders_html_markdown_and_text():
+    t = table([{"n": 1, "time": 0.12345}, {"n": 2, "extra": "x"}], caption="cap")
+    assert t.columns == ["n", "time", "extra"]
+    html = t._repr_html_()
+    assert (
+        "<table" in html
+        and "<th>time</th>" in html
+        and "0.123" in html
+        and "cap" in html
+    )
+    markdown = t._repr_markdown_()
+    assert markdown.splitlines()[0] == "| n | time | extra |"
+    assert "*cap*" in markdown
+    text = str(t)
+    assert "0.123" in text and text.endswith("(cap)")
+
+
+def test_table_formats_nan_and_escapes_html():
+    t = table([{"a": math.nan, "b": "<b>"}], fmt=".2f")
+    assert "–" in str(t)
+    assert "&lt;b&gt;" in t._repr_html_()
+
+
+@pytest.mark.parametrize("rows", [[], [1, 2]])
+def test_table_rejects_bad_rows(rows):
+    with pytest.raises((ValueError, TypeError)):
+        Table(rows)
+
+
+def test_other_busy_cores_is_a_small_non_negative_number():
+    busy = cpuload.other_busy_cores(window=0.05)
+    if busy is None:
+        pytest.skip("no Linux /proc here")
+    assert 0 <= busy <= 4096
+
+
+@pytest.mark.parametrize("window", [0, -1, math.nan])
+def test_other_busy_cores_rejects_bad_window(window):
+    with pytest.raises(ValueError):
+        cpuload.other_busy_cores(window=window)
+
+
+def test_wait_for_quiet_cpu_respects_its_time_limit():
+    waited, busy = cpuload.wait_for_quiet_cpu(
+        busy_below=1e-9, max_seconds=0.0, window=0.05
+    )
+    assert waited < 5
+    assert busy is None or busy >= 0
+
+
+def test_descendant_processes_counts_children():
+    import subprocess
+    import sys
+
+    before = cpuload.descendant_processes()
+    if before is None:
+        pytest.skip("no Linux /proc here")
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(2)"])
+    try:
+        assert cpuload.descendant_processes() >= before + 1
+    finally:
+        child.kill()
+        child.wait()
