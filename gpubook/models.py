@@ -1,0 +1,515 @@
+"""Plumbing for chapter 7 (real models): what the profiler says a model ran, fresh
+processes, baseline checks, and small tables.
+
+Times are in **seconds** unless a name says ``_ms`` or ``_us``.
+
+* :func:`kernel_summary` profiles a few calls and sorts the GPU kernels into categories
+  (matrix products, convolutions, fused attention, generated Triton kernels, copies and
+  casts), and counts the ATen operators that show which attention ran: one fused
+  ``scaled_dot_product_attention`` kernel, or batched matrix products with a softmax
+  between.
+* :func:`fresh_process` runs a snippet of Python in a new interpreter (optionally with
+  its own compiler cache folder) and returns what the snippet reported: first calls as a
+  reader pays them.
+* :class:`BaselineLog` re-measures one eager call at points of a notebook, to see
+  whether the process's state (profiler, compiler, CUDA graphs) changes an eager
+  baseline.
+* :class:`CudagraphNotes` collects Inductor's "skipping cudagraphs due to ..." messages.
+* :class:`Table` shows a list of dicts as a real table (HTML in a notebook, Markdown,
+  text).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping
+
+import torch
+
+from ._checks import positive_int, positive_number
+
+__all__ = [
+    "Table",
+    "kernel_category",
+    "KernelSummary",
+    "kernel_summary",
+    "attention_path",
+    "fresh_process",
+    "BaselineLog",
+    "CudagraphNotes",
+]
+
+
+# --- Tables ---------------------------------------------------------------------------
+
+
+class Table:
+    """Rows (dicts of display values, one key per column) shown as a table.
+
+    ``caption`` is a line in italics under the table. Values are shown with ``str``.
+    """
+
+    def __init__(self, rows: Iterable[Mapping[str, Any]], caption: str = ""):
+        self.rows = [dict(row) for row in rows]
+        if not self.rows:
+            raise ValueError("rows must hold at least one row")
+        self.columns = list(dict.fromkeys(key for row in self.rows for key in row))
+        self.caption = caption
+
+    def _cell(self, row: Mapping[str, Any], key: str) -> str:
+        value = row.get(key, "")
+        return "" if value is None else str(value)
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{html.escape(key)}</th>" for key in self.columns)
+        body = "".join(
+            "<tr>"
+            + "".join(
+                f"<td>{html.escape(self._cell(row, key))}</td>" for key in self.columns
+            )
+            + "</tr>"
+            for row in self.rows
+        )
+        note = f"<p><em>{html.escape(self.caption)}</em></p>" if self.caption else ""
+        return (
+            f'<table class="gpubook-table"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table>{note}"
+        )
+
+    def _repr_markdown_(self) -> str:
+        lines = [
+            "| " + " | ".join(self.columns) + " |",
+            "|" + "|".join(" --- " for _ in self.columns) + "|",
+        ]
+        lines += [
+            "| "
+            + " | ".join(
+                self._cell(row, key).replace("|", "\\|") for key in self.columns
+            )
+            + " |"
+            for row in self.rows
+        ]
+        return "\n".join(lines) + (f"\n\n*{self.caption}*\n" if self.caption else "\n")
+
+    def __str__(self) -> str:
+        widths = {
+            key: max(len(key), *(len(self._cell(row, key)) for row in self.rows))
+            for key in self.columns
+        }
+        lines = ["  ".join(key.ljust(widths[key]) for key in self.columns)]
+        lines += [
+            "  ".join(self._cell(row, key).ljust(widths[key]) for key in self.columns)
+            for row in self.rows
+        ]
+        text = "\n".join(line.rstrip() for line in lines)
+        return text + (f"\n({self.caption})" if self.caption else "")
+
+    __repr__ = __str__
+
+
+# --- What the profiler says a model ran -----------------------------------------------
+
+_ATTENTION_KEYS = ("flash", "fmha", "attention", "sdpa", "attn", "cudnn_mha")
+_CONV_KEYS = ("fprop", "dgrad", "wgrad", "conv", "winograd", "implicit_")
+_GEMM_KEYS = ("gemm", "gemv", "nvjet", "cutlass", "xmma", "cublas", "splitk", "matmul")
+_CAST_KEYS = ("copy_kernel", "bfloat16_copy", "to_copy", "_to_copy", "convert")
+
+
+def kernel_category(name: str) -> str:
+    """A coarse category for a GPU kernel, from its name: ``"attention (fused)"``,
+    ``"GEMM (Triton)"``, ``"fused (Triton)"``, ``"convolution"``, ``"GEMM"``,
+    ``"layout change"``, ``"copy/cast"`` or ``"other"``."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, got {type(name).__name__}")
+    lowered = name.lower()
+    if any(key in lowered for key in _ATTENTION_KEYS):
+        return "attention (fused)"
+    if (
+        lowered.startswith("triton_tem")
+        or "triton_mm" in lowered
+        or "triton_bmm" in lowered
+    ):
+        return "GEMM (Triton)"
+    if lowered.startswith("triton_"):
+        return "fused (Triton)"
+    if any(key in lowered for key in _CONV_KEYS):
+        return "convolution"
+    if any(key in lowered for key in _GEMM_KEYS):
+        return "GEMM"
+    if "nchwtonhwc" in lowered or "nhwctonchw" in lowered:
+        return "layout change"
+    if (
+        "memcpy" in lowered
+        or "memset" in lowered
+        or any(k in lowered for k in _CAST_KEYS)
+    ):
+        return "copy/cast"
+    return "other"
+
+
+_ATEN_OF_INTEREST = (
+    "aten::scaled_dot_product_attention",
+    "aten::_scaled_dot_product_flash_attention",
+    "aten::_scaled_dot_product_efficient_attention",
+    "aten::_scaled_dot_product_cudnn_attention",
+    "aten::_scaled_dot_product_flash_attention_for_cpu",
+    "aten::_efficient_attention_forward",
+    "aten::_flash_attention_forward",
+    "aten::bmm",
+    "aten::baddbmm",
+    "aten::_softmax",
+    "aten::_to_copy",
+)
+
+
+@dataclass(frozen=True)
+class KernelSummary:
+    """Per-call counts from a few profiled calls (see :func:`kernel_summary`).
+
+    ``kernels``: GPU kernels per call; ``launches``: launch calls the host made per call
+    (a CUDA graph replay is one); ``busy_ms``: summed kernel time per call (ms);
+    ``by_category``: ms per call by :func:`kernel_category`, ``counts`` kernels per call
+    by category; ``aten``: calls per call of the
+    ATen operators that tell which attention ran; ``attention_kernels``: names of the
+    fused attention kernels seen; ``top``: (name, ms per call, count per call) of the
+    costliest kernels. On a CPU the GPU fields are zero and empty.
+    """
+
+    kernels: float
+    launches: float
+    busy_ms: float
+    by_category: dict[str, float]
+    counts: dict[str, float]
+    aten: dict[str, float]
+    attention_kernels: tuple[str, ...]
+    top: tuple[tuple[str, float, float], ...] = field(default_factory=tuple)
+    label: str = ""
+
+    def count(self, category: str) -> float:
+        """Kernels per call whose category is ``category`` (see
+        :func:`kernel_category`)."""
+        return self.counts.get(category, 0.0)
+
+    def row(self) -> dict[str, str]:
+        cats = ", ".join(
+            f"{key} {ms:.2f}"
+            for key, ms in sorted(self.by_category.items(), key=lambda kv: -kv[1])[:4]
+        )
+        return {
+            "variant": self.label or "call",
+            "kernels": f"{self.kernels:.0f}",
+            "launches": f"{self.launches:.0f}",
+            "GPU ms": f"{self.busy_ms:.2f}",
+            "attention": attention_path(self),
+            "ms by kind": cats or "–",
+        }
+
+
+def kernel_summary(
+    fn: Callable[..., Any],
+    *args: Any,
+    calls: int = 3,
+    warmup: int = 2,
+    label: str = "",
+    **kwargs: Any,
+) -> KernelSummary:
+    """Profile ``calls`` calls of ``fn(*args, **kwargs)`` after ``warmup`` calls; return
+    the per-call :class:`KernelSummary`."""
+    from .profiling import _spans, profile_events
+
+    positive_int("calls", calls)
+    events = profile_events(fn, *args, calls=calls, warmup=warmup, **kwargs)
+    cpu, gpu, _ = _spans(events)
+    kernels = [span for span in gpu if span.kind == "kernel"]
+    launches = [span for span in cpu if span.kind == "launch"]
+    by_category: dict[str, float] = {}
+    counts: Counter = Counter()
+    by_name: dict[str, list[float]] = {}
+    for span in kernels:
+        category = kernel_category(span.name)
+        by_category[category] = (
+            by_category.get(category, 0.0) + span.duration_us / calls / 1e3
+        )
+        counts[category] += 1 / calls
+        by_name.setdefault(span.name, []).append(span.duration_us)
+    ops = Counter(str(e.get("name")) for e in events if e.get("cat") == "cpu_op")
+    aten = {name: ops[name] / calls for name in _ATEN_OF_INTEREST if ops.get(name)}
+    attention = tuple(
+        sorted(
+            {
+                s.name[:70]
+                for s in kernels
+                if kernel_category(s.name) == "attention (fused)"
+            }
+        )
+    )
+    top = sorted(by_name.items(), key=lambda item: -sum(item[1]))[:5]
+    summary = KernelSummary(
+        kernels=len(kernels) / calls,
+        launches=len(launches) / calls,
+        busy_ms=sum(s.duration_us for s in kernels) / calls / 1e3,
+        by_category=by_category,
+        counts=dict(counts),
+        aten=aten,
+        attention_kernels=attention,
+        top=tuple((name[:70], sum(t) / calls / 1e3, len(t) / calls) for name, t in top),
+        label=label,
+    )
+    return summary
+
+
+def attention_path(summary: KernelSummary) -> str:
+    """Which attention a profiled call ran, in words: a fused kernel (flash,
+    memory-efficient, cuDNN), the unfused form (batched matrix products and a softmax),
+    or no attention."""
+    aten = summary.aten
+    names = " ".join(summary.attention_kernels).lower()
+    fused_ops = sum(
+        v
+        for k, v in aten.items()
+        if "attention" in k and k != "aten::scaled_dot_product_attention"
+    )
+    if summary.attention_kernels:
+        if "flash" in names:
+            return "fused (flash)"
+        if "cudnn" in names:
+            return "fused (cuDNN)"
+        return "fused (memory-efficient)"
+    if aten.get("aten::bmm", 0) + aten.get("aten::baddbmm", 0) > 0:
+        return "unfused (bmm + softmax)"
+    if fused_ops or aten.get("aten::scaled_dot_product_attention"):
+        return "fused SDPA (CPU)"
+    return "none seen"
+
+
+# --- Fresh processes ------------------------------------------------------------------
+
+_PRELUDE = textwrap.dedent(
+    """
+    import json as _json, time as _time
+    _start = _time.perf_counter()
+    import torch as _torch
+    IMPORT_TORCH_S = _time.perf_counter() - _start
+
+    def sync():
+        if _torch.cuda.is_available() and _torch.cuda.is_initialized():
+            _torch.cuda.synchronize()
+
+    def timed(fn, *args, **kwargs):
+        '''(seconds, result) of one synchronised call.'''
+        sync()
+        _start = _time.perf_counter()
+        _result = fn(*args, **kwargs)
+        sync()
+        return _time.perf_counter() - _start, _result
+
+    def report(**values):
+        print("GPUBOOK_RESULT " + _json.dumps(values), flush=True)
+    """
+)
+
+
+def fresh_process(
+    code: str,
+    cache_dir: str | None = None,
+    timeout: float = 600,
+    env: Mapping[str, str] | None = None,
+) -> dict:
+    """Run ``code`` in a new Python process and return what it reported.
+
+    The code may use what is defined before it: ``IMPORT_TORCH_S`` (seconds ``import
+    torch``
+    took in the child), ``sync()``, ``timed(fn, *args)`` (one synchronised call:
+    ``(seconds, result)``) and ``report(**values)`` (JSON-serialisable values; the last
+    report wins). ``cache_dir`` points TorchInductor's and Triton's on-disk caches at
+    that folder (``None``: the caches this process uses). Raises :class:`RuntimeError`
+    with the end of the child's error output if it fails or reports nothing.
+    """
+    if not isinstance(code, str) or not code.strip():
+        raise ValueError("code must be a non-empty string of Python source")
+    positive_number("timeout", timeout)
+    child_env = dict(os.environ)
+    child_env.pop("TORCH_LOGS", None)
+    child_env["PYTHONWARNINGS"] = "ignore"
+    if cache_dir is not None:
+        child_env["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir)
+        child_env["TRITON_CACHE_DIR"] = os.path.join(str(cache_dir), "triton")
+    child_env.update(env or {})
+    with tempfile.TemporaryDirectory(prefix="gpubook-fresh-") as work:
+        script = os.path.join(work, "child.py")
+        with open(script, "w", encoding="utf-8") as handle:
+            handle.write(_PRELUDE + "\n" + textwrap.dedent(code))
+        try:
+            done = subprocess.run(
+                [sys.executable, script],
+                env=child_env,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                cwd=os.getcwd(),
+            )
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(
+                f"the fresh process took more than {timeout:.0f} s"
+            ) from None
+    result = None
+    for line in done.stdout.splitlines():
+        if line.startswith("GPUBOOK_RESULT "):
+            result = json.loads(line.split(" ", 1)[1])
+    if done.returncode == 0 and result is None:
+        raise RuntimeError(
+            "the fresh process reported nothing (call report(...) in the code)"
+        )
+    if done.returncode != 0 or result is None:
+        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-8:])
+        raise RuntimeError(
+            f"the fresh process failed (exit {done.returncode}):\n{tail}"
+        )
+    return result
+
+
+# --- Does the process's state move an eager baseline? ---------------------------------
+
+
+class BaselineLog:
+    """Re-measure one eager call at named points of a notebook.
+
+    ``BaselineLog(model, example)`` then ``log.check("after the profiler")`` at each
+    point; each check is a :func:`gpubook.throughput` measurement of ``min_run_time``
+    seconds. ``log.timings`` maps each point to its :class:`gpubook.Timing`;
+    ``log.state`` to what else was measured then: the host's 1-minute load average, the
+    number of live child processes (compile workers), and the GPU's SM clock in MHz when
+    it can be read. ``log.table(reference)`` shows them with their ratio to
+    ``reference`` seconds (a fresh process's time).
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        min_run_time: float = 0.3,
+        context: Callable[[], Any] | None = None,
+    ):
+        if not callable(fn):
+            raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+        self.fn, self.args = fn, args
+        self.min_run_time = positive_number("min_run_time", min_run_time)
+        self.context = context or torch.inference_mode
+        self.timings: dict[str, Any] = {}
+        self.state: dict[str, dict[str, Any]] = {}
+
+    def check(self, label: str):
+        """Measure now, under ``label``; returns the :class:`gpubook.Timing`."""
+        from .timing import throughput
+
+        if not isinstance(label, str) or not label:
+            raise ValueError("label must be a non-empty string")
+        with self.context():
+            timing = throughput(self.fn, *self.args, min_run_time=self.min_run_time)
+        self.timings[label] = timing
+        self.state[label] = _process_state()
+        return timing
+
+    def table(self, reference_seconds: float | None = None) -> Table:
+        from .timing import format_seconds
+
+        rows = []
+        for label, timing in self.timings.items():
+            row = {
+                "point in the notebook": label,
+                "eager, median": format_seconds(timing.median),
+                "IQR": f"{format_seconds(timing.q25)} to {format_seconds(timing.q75)}",
+            }
+            if reference_seconds:
+                row["vs fresh process"] = f"{timing.median / reference_seconds:.2f}x"
+            state = self.state.get(label, {})
+            row["host load"] = _show(state.get("load"), "{:.1f}")
+            row["child processes"] = _show(state.get("children"), "{:d}")
+            row["SM clock"] = _show(state.get("sm_clock_mhz"), "{:.0f} MHz")
+            rows.append(row)
+        return Table(
+            rows,
+            caption="throughput mode, blocks of back-to-back calls; "
+            "ratio > 1: slower than in a fresh process",
+        )
+
+
+def _show(value: Any, pattern: str) -> str:
+    return "–" if value is None else pattern.format(value)
+
+
+def _process_state() -> dict[str, Any]:
+    """Load average, live child processes and the SM clock (None where unreadable)."""
+    state: dict[str, Any] = {"load": None, "children": None, "sm_clock_mhz": None}
+    try:
+        state["load"] = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        pass
+    try:
+        children = f"/proc/{os.getpid()}/task/{os.getpid()}/children"
+        with open(children, encoding="utf-8") as handle:
+            state["children"] = len(handle.read().split())
+    except OSError:
+        pass
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        try:
+            state["sm_clock_mhz"] = float(torch.cuda.clock_rate())
+        except Exception:  # needs NVML (nvidia-ml-py); absent on some machines
+            pass
+    return state
+
+
+# --- Inductor's reasons for skipping CUDA graphs --------------------------------------
+
+_CUDAGRAPH_LOGGERS = (
+    "torch._inductor.cudagraph_utils.__cudagraphs",
+    "torch._inductor.cudagraph_utils.__perf_hints",
+    "torch._inductor.cudagraph_utils",
+)
+
+
+class CudagraphNotes(logging.Handler):
+    """Collects the messages Inductor logs when it skips CUDA graphs ("skipping
+    cudagraphs due to ..."). Use as a context manager; ``notes.messages`` holds the
+    messages, and ``notes.skips`` the count of Inductor's ``cudagraph_skips`` counter
+    during the block."""
+
+    def __init__(self):
+        super().__init__(level=logging.DEBUG)
+        self.messages: list[str] = []
+        self.skips = 0
+        self._saved: list[tuple[logging.Logger, int]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if "cudagraph" in message.lower() and message not in self.messages:
+            self.messages.append(message)
+
+    def __enter__(self) -> "CudagraphNotes":
+        from torch._dynamo.utils import counters
+
+        self._before = counters["inductor"]["cudagraph_skips"]
+        for name in _CUDAGRAPH_LOGGERS:
+            logger = logging.getLogger(name)
+            self._saved.append((logger, logger.level))
+            logger.addHandler(self)
+            logger.setLevel(logging.DEBUG)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        from torch._dynamo.utils import counters
+
+        for logger, level in self._saved:
+            logger.removeHandler(self)
+            logger.setLevel(level)
+        self._saved.clear()
+        self.skips = counters["inductor"]["cudagraph_skips"] - self._before

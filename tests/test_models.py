@@ -1,0 +1,116 @@
+"""Tests for gpubook.models (chapter 7's plumbing) and gpubook.workshop."""
+
+import json
+
+import pytest
+import torch
+
+from gpubook import models, workshop
+
+
+def test_kernel_category_names():
+    assert models.kernel_category("fmha_cutlassF_f32_aligned_64x64_rf_sm80") == (
+        "attention (fused)"
+    )
+    assert models.kernel_category("flash_fwd_kernel") == "attention (fused)"
+    assert models.kernel_category("triton_poi_fused_gelu_0") == "fused (Triton)"
+    assert models.kernel_category("triton_tem_fused_mm_1") == "GEMM (Triton)"
+    assert models.kernel_category("nvjet_sm90_tst_192x128") == "GEMM"
+    assert models.kernel_category("sm90_xmma_fprop_implicit_gemm") == "convolution"
+    assert models.kernel_category("nchwToNhwcKernel") == "layout change"
+    assert models.kernel_category("bfloat16_copy_kernel_cuda") == "copy/cast"
+    assert models.kernel_category("something_else") == "other"
+    with pytest.raises(TypeError):
+        models.kernel_category(3)
+
+
+def test_table_renders_and_rejects_empty():
+    table = models.Table([{"a": 1, "b": "x|y"}, {"a": 2}], caption="note")
+    assert "<table" in table._repr_html_() and "note" in table._repr_html_()
+    assert "x\\|y" in table._repr_markdown_()
+    assert str(table).splitlines()[0].split() == ["a", "b"]
+    with pytest.raises(ValueError):
+        models.Table([])
+
+
+def test_kernel_summary_on_cpu_sees_attention_operators():
+    q = torch.randn(1, 2, 8, 16)
+
+    def attention(q):
+        return torch.nn.functional.scaled_dot_product_attention(q, q, q)
+
+    summary = models.kernel_summary(attention, q, calls=2, warmup=1, label="sdpa")
+    assert summary.kernels == 0 or torch.cuda.is_available()
+    assert summary.aten.get("aten::scaled_dot_product_attention", 0) >= 1
+    assert models.attention_path(summary) != "none seen"
+    assert summary.row()["variant"] == "sdpa"
+    with pytest.raises(ValueError):
+        models.kernel_summary(attention, q, calls=0)
+
+
+def test_unfused_attention_is_named():
+    q = torch.randn(2, 8, 16)
+
+    def unfused(q):
+        return torch.softmax(torch.bmm(q, q.transpose(1, 2)), -1) @ q
+
+    summary = models.kernel_summary(unfused, q, calls=1, warmup=1)
+    assert models.attention_path(summary) == "unfused (bmm + softmax)"
+
+
+def test_fresh_process_reports_and_fails_clearly(tmp_path):
+    result = models.fresh_process(
+        "seconds, value = timed(lambda: 2 + 3)\n"
+        "report(value=value, imp=IMPORT_TORCH_S)",
+        cache_dir=str(tmp_path),
+    )
+    assert result["value"] == 5 and result["imp"] > 0
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        models.fresh_process("1 / 0")
+    with pytest.raises(ValueError):
+        models.fresh_process("   ")
+
+
+def test_baseline_log_checks_and_table():
+    log = models.BaselineLog(lambda x: x + 1, torch.ones(4), min_run_time=0.01)
+    log.check("first")
+    log.check("second")
+    assert list(log.timings) == ["first", "second"]
+    assert "vs fresh process" in str(log.table(log.timings["first"].median))
+    with pytest.raises(ValueError):
+        log.check("")
+    with pytest.raises(TypeError):
+        models.BaselineLog(3)
+
+
+def test_cudagraph_notes_counts_without_error():
+    with models.CudagraphNotes() as notes:
+        pass
+    assert notes.skips == 0 and notes.messages == []
+
+
+def test_section_times(tmp_path):
+    def code(start, end):
+        execution = {"iopub.execute_input": start, "shell.execute_reply": end}
+        return {"cell_type": "code", "source": "", "metadata": {"execution": execution}}
+
+    cells = [
+        {"cell_type": "markdown", "source": "# Title\n## Learning objectives\n- a"},
+        code("2026-01-01T00:00:00Z", "2026-01-01T00:00:02Z"),
+        {"cell_type": "markdown", "source": "## First `part`"},
+        code("2026-01-01T00:00:02Z", "2026-01-01T00:00:05Z"),
+        code("2026-01-01T00:00:05Z", "2026-01-01T00:00:06Z"),
+        {"cell_type": "markdown", "source": "## Summary"},
+    ]
+    path = tmp_path / "07_x.ipynb"
+    path.write_text(json.dumps({"cells": cells, "metadata": {}}))
+    assert workshop.section_times(path) == [
+        ("Setup", 2.0),
+        ("First part", 4.0),
+        ("Summary", None),
+    ]
+    assert "| First part | 4 s |" in workshop.page([path])
+    bad = tmp_path / "bad.ipynb"
+    bad.write_text("{}")
+    with pytest.raises(ValueError):
+        workshop.section_times(bad)
