@@ -58,6 +58,7 @@ def test_unfused_attention_is_named():
     assert models.attention_path(summary) == "unfused (bmm + softmax)"
 
 
+@pytest.mark.slow
 def test_fresh_process_reports_and_fails_clearly(tmp_path):
     result = models.fresh_process(
         "seconds, value = timed(lambda: 2 + 3)\n"
