@@ -383,6 +383,22 @@ def _busy_us(spans) -> float:
     return total
 
 
+def _span_styles(spans, kind: str, color: str):
+    """(bar style, spans) pairs: GPU work in the variant's colour; host spans by their
+    ``kind`` (launches dark, synchronisations hatched, the rest light)."""
+    if kind == "gpu":
+        return [({"facecolors": color, "alpha": 0.9}, spans)]
+    launches = [s for s in spans if getattr(s, "kind", "") == "launch"]
+    syncs = [s for s in spans if getattr(s, "kind", "") == "sync"]
+    rest = [s for s in spans if getattr(s, "kind", "") not in ("launch", "sync")]
+    styles = [
+        ({"facecolors": "#7f7f7f", "alpha": 0.3}, rest),
+        ({"facecolors": "none", "edgecolor": "#7f7f7f", "hatch": "////"}, syncs),
+        ({"facecolors": "#252525", "alpha": 0.9}, launches),
+    ]
+    return [(style, chosen) for style, chosen in styles if chosen]
+
+
 def timeline(
     traces: Mapping[str, object],
     title: str,
@@ -412,7 +428,7 @@ def timeline(
         or max_cpu_rows < 1
     ):
         raise ValueError(f"max_cpu_rows must be a positive int, got {max_cpu_rows!r}")
-    groups = []
+    groups, call_starts = [], []
     for label, trace in traces.items():
         if not hasattr(trace, "cpu") or not hasattr(trace, "gpu"):
             raise ValueError(
@@ -434,6 +450,7 @@ def timeline(
         if not rows:
             raise ValueError(f"traces[{label!r}] holds no spans")
         groups.append((str(label), rows, list(trace.gpu), list(trace.cpu)))
+        call_starts.append([s.start_us for s in getattr(trace, "calls", ())])
     height = 1.0 + sum(0.45 * len(rows) + 0.55 for _, rows, _, _ in groups)
     fig, axes = plt.subplots(
         len(groups), 1, sharex=True, figsize=(9.0, max(2.8, height)), squeeze=False
@@ -446,16 +463,12 @@ def timeline(
     ):
         color = color_for(label, index)
         for y, (_, spans, kind) in enumerate(rows):
-            bars = [
-                (s.start_us, max(s.end_us - s.start_us, end_all * 2e-4)) for s in spans
-            ]
-            ax.broken_barh(
-                bars,
-                (y - 0.38, 0.76),
-                facecolors=color if kind == "gpu" else "#7f7f7f",
-                alpha=0.9 if kind == "gpu" else 0.35,
-                linewidth=0,
-            )
+            for style, chosen in _span_styles(spans, kind, color):
+                bars = [
+                    (s.start_us, max(s.end_us - s.start_us, end_all * 2e-4))
+                    for s in chosen
+                ]
+                ax.broken_barh(bars, (y - 0.38, 0.76), linewidth=0, **style)
             if kind == "gpu" and label_kernels:
                 widest = max(spans, key=lambda s: s.end_us - s.start_us)
                 if widest.end_us - widest.start_us > 0.08 * end_all:
@@ -467,6 +480,8 @@ def timeline(
                         fontsize=7,
                         color="white",
                     )
+        for start in call_starts[index]:
+            ax.axvline(start, color=COLORS["limit"], linestyle=":", linewidth=0.8)
         ax.set_yticks(range(len(rows)), [name for name, _, _ in rows], fontsize=8)
         ax.set_ylim(len(rows) - 0.5, -0.5)
         ax.set_ylabel(
@@ -495,7 +510,10 @@ def timeline(
             va="bottom",
             fontsize=8,
         )
-    axes[-1].set_xlabel("time from the first event (µs)")
+    axes[-1].set_xlabel(
+        "time (µs; dotted lines: start of each call). Host rows: light = Python and "
+        "operators,\ndark = kernel launches, hatched = waiting for the GPU"
+    )
     axes[-1].set_xlim(0, end_all * 1.01)
     fig.tight_layout()
     return fig
