@@ -213,8 +213,8 @@ def stamp_source(source: str, cell: str, rest_of_notebook: str = "") -> str:
 
     The install block is everything up to the end of the ``if find_spec("gpubook")``
     statement. Lines in it that do not belong to an install (``started = ...``) move
-    below the cell; ``import sys``/``import subprocess`` stay where the notebook still
-    uses those modules and the new cell does not import them.
+    below the cell; its ``import sys``/``import subprocess`` stay where the notebook
+    still uses those modules and the new cell does not import them.
     """
     lines = source.rstrip("\n").split("\n")
     start = next(
@@ -231,14 +231,16 @@ def stamp_source(source: str, cell: str, rest_of_notebook: str = "") -> str:
     body = "\n".join(kept + rest)
     uses = body + "\n" + rest_of_notebook
     for module in ("sys", "subprocess"):
+        was_imported = f"import {module}" in head
         imported = re.search(rf"^import {module}$", cell + "\n" + body, re.M)
-        if not imported and re.search(rf"\b{module}\.", uses):
+        if was_imported and not imported and re.search(rf"\b{module}\.", uses):
             kept.insert(0, f"import {module}")
     while rest and not rest[0].strip():
         rest = rest[1:]
     parts = [cell]
-    if kept:
-        parts.append("\n".join(kept))
+    imports = sorted(line for line in kept if line.startswith(("import ", "from ")))
+    others = [line for line in kept if line not in imports]
+    parts += ["\n".join(group) for group in (imports, others) if group]
     if rest:
         parts.append("\n".join(rest))
     return "\n\n".join(parts)
