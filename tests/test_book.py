@@ -1,5 +1,6 @@
-"""The book builds with warnings as errors, its table of contents matches the files, and every
-chapter page shows at least one plot."""
+"""The book builds from scratch with warnings as errors (the ``built_book`` fixture in
+conftest.py, a fresh temporary folder), its table of contents matches the files, and
+every chapter page shows at least one plot."""
 
 import re
 
