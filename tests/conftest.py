@@ -8,6 +8,11 @@ import warnings
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property-based tests (hypothesis): no example database written into the working tree.
+settings.register_profile("gpubook", database=None, deadline=None)
+settings.load_profile("gpubook")
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
