@@ -53,10 +53,13 @@ __all__ = [
 # is always dropped.
 _PREFIX = re.compile(r"^[VDIWEC]\d{4} [\d:.]+ +\d+ \S+\] ")
 _IDS = re.compile(r"^((?:\[[^\]]*\] ?)*)")
-# A file path with at least one folder: keep only the file name (a notebook cell becomes
+# A file path with at least one folder (absolute, or relative as PyTorch sometimes
+# shortens them): keep only the file name (a notebook cell becomes
 # "<cell>").
 _CELL_PATH = re.compile(r"[^\s\"'(]*ipykernel_\d+[\\/]\d+\.py")
-_PATH = re.compile(r"(?<![\w:/.])(?:[A-Za-z]:)?(?:[\\/][\w.+~-]+)+[\\/]([\w.+-]+\.\w+)")
+_PATH = re.compile(
+    r"(?<![\w:/.~-])(?:[A-Za-z]:)?[\w.+~-]*(?:[\\/][\w.+~-]+)*[\\/]([\w.+-]+\.[A-Za-z]\w*)"
+)
 # Guards and recompile reasons end in "  # <source line>  # <file>:<line> in
 # <function>".
 _COMMENT = re.compile(r"\s+#\s.*$")
@@ -233,8 +236,9 @@ def captured_logs(
         messages = [trim(r.getMessage()) for r in records]
         captured.warnings = [trim(str(w.message)) for w in caught or []] + messages
         if show_warnings:
-            for w in caught or []:
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            for w in caught or []:  # file name only: no machine path on the page
+                name = re.split(r"[\\/]", str(w.filename))[-1]
+                warnings.warn_explicit(w.message, w.category, name, w.lineno)
 
 
 def _user_frames(user_code: str) -> list[str]:
@@ -385,6 +389,8 @@ def logged_run(
             f"logs must be a str such as 'graph_breaks,recompiles', got {logs!r}"
         )
     run_env = dict(os.environ, TORCH_LOGS=logs, PYTHONWARNINGS="ignore", **(env or {}))
+    if not logs:  # an empty TORCH_LOGS makes `import torch` fail (torch 2.11 to 2.14)
+        del run_env["TORCH_LOGS"]
     done = subprocess.run(
         [sys.executable, os.fspath(script)],
         capture_output=True,

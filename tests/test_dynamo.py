@@ -29,6 +29,12 @@ def test_trim_removes_log_prefix_and_paths():
     assert trim(line, keep_ids=True) == "[0/0] Graph break in user code at <cell>:5"
     text = '  File "/home/someone/project/model.py", line 3'
     assert trim(text) == '  File "model.py", line 3'
+    # PyTorch shortens some paths itself, leaving a relative tail of the folder names.
+    guard = (
+        "- 0/0: self.calls == 0  # self.calls += 1  # mp/sim_x1/sim/model.py:14 in f"
+    )
+    assert trim(guard).endswith("# model.py:14 in f")
+    assert trim(r"C:\Users\me\x.py and 3.5/2.0") == "x.py and 3.5/2.0"
 
 
 def test_trim_keeps_urls_and_drops_guard_comments_on_request():
@@ -76,6 +82,7 @@ def test_captured_logs_shows_python_warnings_after_the_block():
             warnings.warn("look at me", UserWarning)
     assert log.warnings == ["look at me"]
     assert [str(w.message) for w in outside] == ["look at me"]
+    assert "/" not in outside[0].filename and "\\" not in outside[0].filename
     with warnings.catch_warnings(record=True) as outside:
         warnings.simplefilter("always")
         with captured_logs(show_warnings=False) as log:
@@ -215,6 +222,8 @@ def test_logged_run_returns_output_and_trimmed_logs(tmp_path):
     assert out.strip() == "ok"
     assert "Recompiling function" in log and "[0/1]" in log
     assert str(tmp_path) not in log
+    out, log = logged_run(script, "", cwd=tmp_path)  # no logs: TORCH_LOGS left unset
+    assert out.strip() == "ok" and "Recompiling" not in log
     bad = tmp_path / "bad.py"
     bad.write_text("raise SystemExit(3)\n")
     with pytest.raises(RuntimeError):
