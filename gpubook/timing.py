@@ -111,6 +111,8 @@ def format_seconds(seconds: float) -> str:
         return str(seconds)
     rounded = abs(float(f"{seconds:.3g}"))
     sign = "-" if seconds < 0 else ""
+    if rounded >= 1000:
+        return f"{sign}{rounded:,.0f} s"
     for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
         if rounded >= scale:
             return f"{sign}{rounded / scale:.3g} {unit}"

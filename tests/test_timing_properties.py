@@ -37,11 +37,6 @@ def test_format_seconds_unit_boundaries(seconds, text):
     assert timing.format_seconds(seconds) == text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="timing.format_seconds bug (reported to the lead): durations of 1000 s and more "
-    "print in exponent form, '1e+03 s', '1.23e+03 s' (a 20-minute compile would)",
-)
 @pytest.mark.parametrize("seconds, text", [(1000.0, "1,000 s"), (1234.0, "1,230 s")])
 def test_format_seconds_of_long_durations(seconds, text):
     assert timing.format_seconds(seconds) == text
