@@ -857,8 +857,11 @@ _CHILD = textwrap.dedent(
         sync()
         return time.perf_counter() - start
 
-    ns = {"__name__": "__gpubook_compile_cost__"}
-    exec(compile(spec["setup"], "<setup>", "exec"), ns)
+    # The setup runs as a real module (gpubook_cc_setup.py beside this script), as a
+    # reader's own script would: Dynamo imports a function's module by name.
+    sys.path.insert(0, spec["folder"])
+    import gpubook_cc_setup as module
+    ns = vars(module)
     fn = ns[spec["fn"]]
     args = eval(spec["args"], ns)
     args = args if isinstance(args, tuple) else (args,)
@@ -969,10 +972,14 @@ def _run_child(spec: dict, cache_dir: str, timeout: float) -> dict:
     with tempfile.TemporaryDirectory(prefix="gpubook-cc-") as work:
         spec_path = os.path.join(work, "spec.json")
         script_path = os.path.join(work, "child.py")
-        with open(spec_path, "w", encoding="utf-8") as handle:
-            json.dump(spec, handle)
         with open(script_path, "w", encoding="utf-8") as handle:
             handle.write(_CHILD)
+        setup_path = os.path.join(work, "gpubook_cc_setup.py")
+        with open(setup_path, "w", encoding="utf-8") as handle:
+            handle.write(spec["setup"])
+        spec = {**spec, "folder": work}
+        with open(spec_path, "w", encoding="utf-8") as handle:
+            json.dump(spec, handle)
         env = dict(os.environ)
         env["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
         env["TRITON_CACHE_DIR"] = os.path.join(cache_dir, "triton")
