@@ -407,8 +407,8 @@ class BaselineLog:
         self.timings: dict[str, Any] = {}
         self.state: dict[str, dict[str, Any]] = {}
 
-    def check(self, label: str):
-        """Measure now, under ``label``; returns the :class:`gpubook.Timing`."""
+    def check(self, label: str) -> None:
+        """Measure now, under ``label`` (the result goes to ``timings[label]``)."""
         from .timing import throughput
 
         if not isinstance(label, str) or not label:
@@ -417,7 +417,6 @@ class BaselineLog:
             timing = throughput(self.fn, *self.args, min_run_time=self.min_run_time)
         self.timings[label] = timing
         self.state[label] = _process_state()
-        return timing
 
     def table(self, reference_seconds: float | None = None) -> Table:
         from .timing import format_seconds
