@@ -102,7 +102,7 @@ _S002 = "RTX 4060 Laptop, L20, H20 (results not in the text)"
 CLAIMS: dict[str, dict[str, Any]] = {}
 
 
-def _add(key, seed, factor, dtype, seed_hardware, chapter, claim) -> None:
+def _add(key, seed, factor, dtype, seed_hardware, chapter, claim, fact=False) -> None:
     CLAIMS[key] = dict(
         seed=seed,
         factor=factor,
@@ -110,6 +110,7 @@ def _add(key, seed, factor, dtype, seed_hardware, chapter, claim) -> None:
         seed_hardware=seed_hardware,
         chapter=chapter,
         claim=claim,
+        fact=fact,
     )
 
 
@@ -143,7 +144,7 @@ _add("001_cpu_all_cores", "001", 57.0, "float64", _AMD, "06",
      "k-means step compiled for the CPU: 57x faster than NumPy on 32 cores")
 _add("001_device_context", "001", None, "float64", _RTX, "06",
      "NumPy code runs on CUDA when the compiled function is called inside "
-     '`with torch.device("cuda")` (torch 2.1)')
+     '`with torch.device("cuda")` (torch 2.1)', fact=True)
 _add("001_gpu_arrays_f64", "001", 8.0, "float64", _RTX, "06",
      "k-means step on CUDA, NumPy arrays in and out: 8x faster than NumPy")
 _add("001_gpu_arrays_f32", "001", 11.0, "float32", _RTX, "06",
@@ -162,7 +163,7 @@ _add("002_numpy_pipeline", "002", None, "float64", _S002, "06",
      "NumPy pipeline on two 1024 x 640 arrays (normalise, outer-product sums, clip, "
      "exp, in-place `+=`): compiling speeds it up")
 _add("002_python312", "002", None, "", "", "06",
-     "`torch.compile` does not support Python 3.12 or later")
+     "`torch.compile` does not support Python 3.12 or later", fact=True)
 # Seed 004: AlexNet, batch 32, 224x224, inference, 100 batches.
 _add("004_alexnet", "004", 1.3, "float32", "a CUDA GPU (not named)", "07",
      'AlexNet, batch 32, inference: compiling gives "30-50% or more" speedup')
@@ -182,6 +183,13 @@ class ClaimRecord(dict):
 
 def _factor_text(factor: float | None) -> str:
     return "faster (no figure)" if factor is None else f"{factor:.3g}x"
+
+
+def _figure(known: dict, factor: float | None, measured: Any = None) -> str:
+    """The seed's figure as the table shows it ("as stated" for a claim of fact)."""
+    if known.get("fact") or isinstance(measured, bool):
+        return "as stated"
+    return _factor_text(factor)
 
 
 def _ratio_text(estimate: float, low: float | None, high: float | None) -> str:
@@ -344,9 +352,7 @@ def claim(
         seed_hardware=merged["seed_hardware"],
         dtype=merged["dtype"] or "",
         factor=None if factor is None else float(factor),
-        seed_figure=_factor_text(factor)
-        if not isinstance(measured, bool)
-        else "as stated",
+        seed_figure=_figure(known, factor, measured),
         measured_text=measured_text,
         how=how,
         comparable=comparable,
@@ -523,14 +529,15 @@ def page(root: Path = ROOT) -> str:
             )
             claim_text = f"{data['claim']} ({hardware})" if hardware else data["claim"]
             if record is None:
-                figure = _factor_text(known.get("factor"))
+                figure = _figure(known, known.get("factor"))
                 book, result, how = (
                     "–",
                     "not measured",
                     f"planned in ch. {int(known['chapter'])}",
                 )
             else:
-                figure = record.get("seed_figure", _factor_text(record.get("factor")))
+                figure = _figure(known, known.get("factor")) if known else ""
+                figure = figure or record.get("seed_figure", "")
                 device = record.get("device", "?")
                 book = (
                     f"{record['measured_text']} ({device}, torch {record.get('torch')})"

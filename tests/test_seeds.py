@@ -249,3 +249,12 @@ def test_table_renders_the_records():
     assert "| 001 | k-means step compiled" in shown._repr_markdown_()
     assert "<td>holds (larger here)</td>" in shown._repr_html_()
     assert "20x" in str(shown)
+
+
+def test_claims_of_fact_show_as_stated():
+    assert (
+        seeds.CLAIMS["002_python312"]["fact"]
+        and seeds.CLAIMS["001_device_context"]["fact"]
+    )
+    record = seeds.claim("002_python312", measured=None, glue=False)
+    assert record["seed_figure"] == "as stated" and record["verdict"] == "not measured"
