@@ -20,7 +20,9 @@ def _toc_files():
 def test_every_notebook_is_in_the_toc_and_every_entry_exists():
     files = _toc_files()
     for notebook in NOTEBOOKS:
-        assert f"notebooks/{notebook.stem}" in files, f"{notebook.name} is missing from _toc.yml"
+        assert f"notebooks/{notebook.stem}" in files, (
+            f"{notebook.name} is missing from _toc.yml"
+        )
     for entry in files:
         exists = (ROOT / f"{entry}.md").exists() or (ROOT / f"{entry}.ipynb").exists()
         assert exists, f"_toc.yml names {entry}, which does not exist"
@@ -37,16 +39,21 @@ def test_every_chapter_page_shows_a_plot(built_book):
     for notebook in NOTEBOOKS:
         if notebook.stem.startswith("00_"):
             continue  # the setup check has no benchmark
-        page = (html / "notebooks" / f"{notebook.stem}.html").read_text(encoding="utf-8")
-        assert re.search(r'<img[^>]+src="[^"]+\.png"', page), f"{notebook.name}: no plot on its page"
+        page = (html / "notebooks" / f"{notebook.stem}.html").read_text(
+            encoding="utf-8"
+        )
+        assert re.search(r'<img[^>]+src="[^"]+\.png"', page), (
+            f"{notebook.name}: no plot on its page"
+        )
 
 
 def test_glued_sentences_render_their_inline_markup(built_book):
-    """Verdicts glued as strings keep no literal backticks or asterisks on the page (book/_ext/glued_markup.py)."""
+    """Verdicts glued as strings keep no literal backticks or asterisks on the page
+    (book/_ext/glued_markup.py)."""
     from html.parser import HTMLParser
 
     class PastedText(HTMLParser):
-        """Collects the text inside each <span class="pasted-text">, nested tags included."""
+        """Collects the text of each <span class="pasted-text">, nested tags too."""
 
         def __init__(self):
             super().__init__()
@@ -55,7 +62,10 @@ def test_glued_sentences_render_their_inline_markup(built_book):
         def handle_starttag(self, tag, attrs):
             if self.depth:
                 self.depth += tag == "span"
-            elif tag == "span" and "pasted-text" in (dict(attrs).get("class") or "").split():
+            elif (
+                tag == "span"
+                and "pasted-text" in (dict(attrs).get("class") or "").split()
+            ):
                 self.depth = 1
                 self.texts.append("")
 
@@ -70,9 +80,13 @@ def test_glued_sentences_render_their_inline_markup(built_book):
     html, _ = built_book
     for notebook in NOTEBOOKS:
         parser = PastedText()
-        parser.feed((html / "notebooks" / f"{notebook.stem}.html").read_text(encoding="utf-8"))
+        parser.feed(
+            (html / "notebooks" / f"{notebook.stem}.html").read_text(encoding="utf-8")
+        )
         for text in parser.texts:
-            assert "`" not in text and "**" not in text, f"{notebook.name}: unrendered markup in {text[:120]!r}"
+            assert "`" not in text and "**" not in text, (
+                f"{notebook.name}: unrendered markup in {text[:120]!r}"
+            )
 
 
 def test_glued_markup_nodes():
@@ -82,5 +96,15 @@ def test_glued_markup_nodes():
     from glued_markup import markup_nodes
 
     parts = markup_nodes("`default` did *not* win, **really**; 2 * 3 stays")
-    assert [type(part).__name__ for part in parts] == ["literal", "Text", "emphasis", "Text", "strong", "Text"]
-    assert "".join(part.astext() for part in parts) == "default did not win, really; 2 * 3 stays"
+    assert [type(part).__name__ for part in parts] == [
+        "literal",
+        "Text",
+        "emphasis",
+        "Text",
+        "strong",
+        "Text",
+    ]
+    assert (
+        "".join(part.astext() for part in parts)
+        == "default did not win, really; 2 * 3 stays"
+    )
