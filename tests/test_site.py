@@ -327,8 +327,11 @@ OVERFLOWING_BLOCKS = r"""(tolerance) => {
     const articleRight = article.getBoundingClientRect().right
         - parseFloat(getComputedStyle(article).paddingRight);
     const cells = [...article.querySelectorAll('div.cell')];
+    // Closed <details> (hide-input cells) keep a layout box: skip what is inside them.
     const visible = el => el.getClientRects().length > 0
-        && getComputedStyle(el).visibility !== 'hidden';
+        && getComputedStyle(el).visibility !== 'hidden'
+        && !el.closest('details:not([open])')
+        && (!el.checkVisibility || el.checkVisibility({contentVisibilityAuto: true}));
     const clipRight = el => {
         for (let box = el.parentElement; box && box !== article;) {
             if (getComputedStyle(box).overflowX !== 'visible') {
