@@ -109,7 +109,7 @@ def gpu_variant(name: str, sm_count: int | None = None) -> str | None:
         raise TypeError(f"name must be a str, got {type(name).__name__}")
     text = name.upper()
     variant = None
-    if "NVL" in text or "GH200" in text or "GH100" in text:
+    if "NVL" in text:  # H100 NVL, H200 NVL (GH200 and GH100 match no pattern below)
         variant = None
     elif re.search(r"\bH100\b", text):
         if "PCIE" in text:

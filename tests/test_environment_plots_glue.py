@@ -123,9 +123,15 @@ def _fake_pynvml(fail=(), init_fails=False):
         nvmlInit=init,
         nvmlShutdown=lambda: shut.append(True),
         nvmlDeviceGetHandleByIndex=lambda index: ("handle", index),
-        nvmlDeviceGetClockInfo=lambda handle, kind: {0: 1980, 2: 2619}[kind],
-        nvmlDeviceGetMaxClockInfo=lambda handle, kind: {0: 1980, 2: 2619}[kind] + 1,
-        nvmlDeviceGetPowerManagementLimit=answer("power", 700_000),
+        nvmlDeviceGetClockInfo=lambda handle, kind: answer(
+            "clock", {0: 1980, 2: 2619}[kind] + 10 * handle[1]
+        )(),
+        nvmlDeviceGetMaxClockInfo=lambda handle, kind: {0: 1980, 2: 2619}[kind]
+        + 1
+        + 10 * handle[1],
+        nvmlDeviceGetPowerManagementLimit=lambda handle: answer(
+            "power", 700_000 + handle[1]
+        )(),
     )
     return module, shut
 
@@ -143,12 +149,26 @@ def test_gpu_clocks_through_nvml(monkeypatch):
         "power_limit_w": 700.0,
     }
     assert shut == [True], "NVML is shut down again"
+    assert environment.gpu_clocks(1) == {
+        "sm_clock_mhz": 1990,
+        "memory_clock_mhz": 2629,
+        "max_sm_clock_mhz": 1991,
+        "max_memory_clock_mhz": 2630,
+        "power_limit_w": 700.001,
+    }, "the GPU asked for, not the first"
     module, _ = _fake_pynvml(fail=("power",))
     monkeypatch.setitem(sys.modules, "pynvml", module)
     assert (
         "power_limit_w" not in environment.gpu_clocks(0)
         and environment.gpu_clocks(0)["sm_clock_mhz"] == 1980
     )
+    module, _ = _fake_pynvml(fail=("clock",))
+    monkeypatch.setitem(sys.modules, "pynvml", module)
+    assert environment.gpu_clocks(0) == {
+        "max_sm_clock_mhz": 1981,
+        "max_memory_clock_mhz": 2620,
+        "power_limit_w": 700.0,
+    }, "one unreadable fact does not hide the others"
 
 
 def test_gpu_clocks_never_fail(monkeypatch):
@@ -245,3 +265,37 @@ def test_a_tests_changes_are_undone_part_2():
         f[1] is not None and f[1].pattern == "gpubook leak check"
         for f in warnings.filters
     )
+
+
+def test_no_cuda_runtime_filter_drops_only_that_message():
+    import logging
+
+    drop = environment._NoCudaRuntimeFilter()
+
+    def record(message):
+        return logging.LogRecord("torch", logging.WARNING, __file__, 1, message, None, None)
+
+    assert drop.filter(record("No CUDA runtime is found, using CUDA_HOME='/x'")) is False
+    assert drop.filter(record("no cuda runtime is found")) is True
+    assert drop.filter(record("something else")) is True
+
+
+def test_has_triton(monkeypatch):
+    import sys
+    from types import ModuleType
+
+    monkeypatch.setitem(sys.modules, "triton", None)
+    assert environment.has_triton() is False
+    monkeypatch.setitem(sys.modules, "triton", ModuleType("triton"))
+    assert environment.has_triton() is True
+
+
+def test_can_compile_default_device(monkeypatch):
+    import torch
+
+    monkeypatch.setattr(environment, "pick_device", lambda: torch.device("cuda"))
+    monkeypatch.setattr(environment, "has_triton", lambda: True)
+    monkeypatch.setattr(environment, "cxx_compiler", lambda: None)
+    assert environment.can_compile() is True
+    monkeypatch.setattr(environment, "pick_device", lambda: torch.device("cpu"))
+    assert environment.can_compile() is False

@@ -216,8 +216,32 @@ def test_headline_not_comparable_needs_a_note(myst_calls):
         note="different dtypes",
     )
     assert record["comparable"] is False and record["note"] == "different dtypes"
-    assert "not a like-for-like speedup: different dtypes" in repr(record)
-    assert "2x" not in repr(record)
+    assert repr(record) == (
+        "headline: float32 vs float64: eager 2 s, compiled 1 s "
+        "(not a like-for-like speedup: different dtypes)"
+    )
+
+
+def test_headline_repr_of_older_records():
+    """Records glued before ``comparable`` existed read as comparable; a record without a note
+    still says where to look."""
+    old = {
+        "case": "c",
+        "baseline": "eager",
+        "baseline_seconds": 2.0,
+        "optimized": "compiled",
+        "optimized_seconds": 1.0,
+        "speedup": 2.0,
+        "limit_fraction": None,
+        "limit": None,
+    }
+    assert repr(Headline(old)) == "headline: c: eager 2 s, compiled 1 s (2x)"
+    assert repr(Headline({**old, "comparable": False})) == (
+        "headline: c: eager 2 s, compiled 1 s (not a like-for-like speedup: see the chapter)"
+    )
+    assert repr(Headline({**old, "limit_fraction": 0.25})) == (
+        "headline: c: eager 2 s, compiled 1 s (2x), 25% of the hardware limit"
+    )
 
 
 def test_headline_repr_reads_as_one_line(myst_calls):

@@ -444,3 +444,74 @@ def test_pick_device_and_synchronize(monkeypatch):
     profiles.synchronize()
     profiles.synchronize("cuda:1")
     assert synced == [torch.device("cuda"), torch.device("cuda:1")]
+
+
+def test_peak_lookup_asks_about_the_device_given(monkeypatch, precision):
+    precision("ieee")
+    asked = []
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda d=None: asked.append(d) or "NVIDIA H100 PCIe")
+    monkeypatch.setattr(
+        torch.cuda,
+        "get_device_properties",
+        lambda d=None: asked.append(d) or SimpleNamespace(multi_processor_count=114),
+    )
+    assert limits.peak_tflops("cuda:1", torch.float16) == (756.0, "datasheet (H100 PCIe)")
+    assert asked == [torch.device("cuda:1")] * 2
+    monkeypatch.setattr(limits, "pick_device", lambda: torch.device("cuda:2"))
+    assert limits.peak_tflops(dtype=torch.float16)[0] == 756.0
+    assert asked[-1] == torch.device("cuda:2"), "no device: the book's device"
+
+
+def test_peak_of_a_cut_down_part_is_measured(fake_gpu, precision, monkeypatch):
+    precision("ieee")
+    fake_gpu("NVIDIA H100 80GB HBM3", 114)  # an SXM name with the PCIe card's SM count
+    monkeypatch.setattr(limits, "_measured_peak", lambda *key: 1.0)
+    assert limits.peak_tflops("cuda", torch.bfloat16) == (1.0, limits.MEASURED_SOURCE)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda d=None: SimpleNamespace())
+    assert limits.peak_tflops("cuda", torch.bfloat16)[1] == "datasheet (H100 SXM)", (
+        "no SM count known: the name decides"
+    )
+
+
+def test_cpu_precision_comes_from_onednn_not_cuda(monkeypatch):
+    """The CPU's float32 matmul mode is oneDNN's setting, CUDA's is CUDA's."""
+    cuda_before = torch.backends.cuda.matmul.fp32_precision
+    cpu_before = torch.backends.mkldnn.matmul.fp32_precision
+    keys = []
+    monkeypatch.setattr(limits, "_measured_peak", lambda *key: keys.append(key) or 1.0)
+    try:
+        torch.backends.cuda.matmul.fp32_precision = "tf32"
+        torch.backends.mkldnn.matmul.fp32_precision = "bf16"
+        assert limits.float32_matmul_mode("cpu") == "bf16"
+        assert limits.float32_matmul_mode() == limits.float32_matmul_mode("cuda") == "tf32"
+        assert limits._precision_key(torch.float32) == "tf32", "CUDA's setting by default"
+        assert limits._precision_key(torch.float32, "cpu") == "bfloat16"
+        assert limits._precision_key(torch.float64, "cpu") == "float64"
+        limits.peak_tflops("cpu", torch.float32)
+        assert keys == [("cpu", torch.float32, "bfloat16")]
+    finally:
+        torch.backends.cuda.matmul.fp32_precision = cuda_before
+        torch.backends.mkldnn.matmul.fp32_precision = cpu_before
+
+
+def test_unknown_legacy_precision_is_ieee(monkeypatch):
+    monkeypatch.setattr(limits, "_backend_precision", lambda backend: None)
+    monkeypatch.setattr(torch, "get_float32_matmul_precision", lambda: "something new")
+    assert limits.float32_matmul_mode("cuda") == "ieee"
+    assert limits.float32_matmul_mode("cpu") == "ieee"
+
+
+def test_backend_precision_without_a_global_setting(monkeypatch):
+    # torch before 2.9: no global fp32_precision at all
+    monkeypatch.setattr(limits, "torch", SimpleNamespace(backends=SimpleNamespace()))
+    assert limits._backend_precision(SimpleNamespace(fp32_precision="none")) is None
+    assert limits._backend_precision(SimpleNamespace(fp32_precision="tf32")) == "tf32"
+
+
+def test_type_errors_name_the_type():
+    with pytest.raises(TypeError, match="got str"):
+        limits.peak_tflops("cpu", "float32")
+    with pytest.raises(TypeError, match="got NoneType"):
+        limits.gpu_variant(None)
+    with pytest.raises(TypeError, match="got int"):
+        limits.fraction(1.0, 2.0, source=1)

@@ -487,3 +487,128 @@ def test_results_page_shows_interval_verdict_and_mode(tmp_path):
         "Not a like-for-like speedup: different dtypes."
     ) in page
     assert "2×" not in page
+
+
+def test_execute_runs_the_notebook_in_its_folder_and_times_it(tmp_path, monkeypatch):
+    """_execute with nbclient's client faked: the arguments it is given, and the wall time."""
+    import nbclient
+
+    made = []
+
+    class FakeClient:
+        def __init__(self, notebook, **options):
+            made.append((notebook, options))
+
+        def execute(self):
+            clock.append(clock[-1] + 7.5)
+
+    clock = [100.0]
+    monkeypatch.setattr(nbclient, "NotebookClient", FakeClient)
+    monkeypatch.setattr(reference.time, "perf_counter", lambda: clock[-1])
+    notebook = new_notebook(cells=[new_code_cell("1")])
+    seconds = reference._execute(notebook, tmp_path / "sub" / "01_x.ipynb", 123)
+    assert seconds == 7.5
+    [(given, options)] = made
+    assert given is notebook
+    assert options == {
+        "timeout": 123,
+        "kernel_name": "python3",
+        "resources": {"metadata": {"path": str(tmp_path / "sub")}},
+    }
+
+
+def test_pages_fall_back_for_missing_fields(tmp_path):
+    """Records and provenance from older runs lack fields: the pages say so instead of
+    failing, and compute what they can."""
+    (tmp_path / "notebooks").mkdir()
+    minimal = {"case": "c", "baseline_seconds": 3e-3, "optimized_seconds": 1e-3}
+    cell = new_code_cell(
+        "x",
+        outputs=[
+            _glued_headline("a", minimal),
+            _glued_headline("b", {**minimal, "case": "d", "speedup_low": 2.0}),
+            _glued_headline("c", {**minimal, "case": "e", "limit_fraction": 0.5}),
+            _glued_headline("d", {**minimal, "case": "f", "comparable": False}),
+        ],
+    )
+    chapter = new_notebook(cells=[new_markdown_cell("# Ch"), cell])
+    chapter.metadata["gpubook"] = {"code_hash": reference.code_hash(chapter)}
+    nbformat.write(chapter, tmp_path / "notebooks" / "01_c.ipynb")
+    page = reference.results_page(tmp_path)
+    assert "| [Ch](../notebooks/01_c.ipynb) | c |  | – | eager: 3 ms | compiled: 1 ms | 3× | – | – |" in page
+    assert "| d |  | – | eager: 3 ms | compiled: 1 ms | 3× | – | – |" in page, "half an interval: none"
+    assert "| 50% of the hardware limit |" in page
+    assert "Not a like-for-like speedup: see the chapter." in page
+    assert "- [Ch](../notebooks/01_c.ipynb): ? · torch ? · Triton ? · NumPy ? · profile `?` · ? · 0 s" in page
+    empty = tmp_path / "empty"
+    (empty / "notebooks").mkdir(parents=True)
+    assert "No notebooks yet." in reference.results_page(empty)
+
+
+def test_results_page_names_the_chapter_once_and_counts_gpu_time(tmp_path):
+    root = _book(tmp_path)
+    page = reference.results_page(root)
+    rows = [line for line in page.splitlines() if line.startswith("| ") and "eager:" in line]
+    assert rows[0].startswith("| [Tensors on the GPU](../notebooks/01_tensors.ipynb) | ")
+    assert rows[1].startswith("|  | copy | ")
+    assert "The recorded GPU runs took 2.1 min in all (1 of 2 notebooks)." in page
+
+
+def test_unreadable_headline_names_the_notebook(tmp_path):
+    notebook = new_notebook(cells=[new_code_cell("x", outputs=[_glued_headline("h", {"case": "c"})])])
+    with pytest.raises(ValueError, match=r"^demo\.ipynb: glued headline_h is not a headline record"):
+        reference.headlines(notebook, "demo.ipynb")
+    with pytest.raises(ValueError, match=r"^notebook: glued headline_h"):
+        reference.headlines(notebook)
+
+
+def test_headlines_read_execute_results_and_skip_other_outputs():
+    record = {"case": "c", "baseline_seconds": 2.0, "optimized_seconds": 1.0}
+    result = new_output(
+        "execute_result",
+        data={"text/plain": repr(record)},
+        metadata={"scrapbook": {"name": "headline_r"}},
+        execution_count=1,
+    )
+    stream = new_output("stream", name="stdout", text="headline_x")
+    unnamed = new_output("display_data", data={"text/plain": repr(record)})
+    notebook = new_notebook(
+        cells=[new_markdown_cell("# x"), new_code_cell("x", outputs=[stream, unnamed, result])]
+    )
+    assert reference.headlines(notebook) == [{**record, "key": "r"}]
+    bare = new_notebook(cells=[new_code_cell("x")])
+    del bare.cells[0]["outputs"]
+    assert reference.headlines(bare) == []
+
+
+def test_cpu_time_record_fields(tmp_path, monkeypatch):
+    root = _book(tmp_path)
+    path = root / "notebooks" / "01_tensors.ipynb"
+    monkeypatch.setattr(reference, "_cpu_machine", lambda: "Xeon, 2 cores")
+    monkeypatch.setattr("torch.__version__", "2.14.1+cu130")
+    monkeypatch.setattr(reference.platform, "python_version", lambda: "3.11.7")
+    reference._record_cpu_time(root, path, 95.04)
+    reference._record_cpu_time(root, root / "notebooks" / "00_setup.ipynb", 1.26)
+    data = json.loads((root / reference.CPU_TIMES_FILE).read_text(encoding="utf-8"))
+    entry = data["notebooks"]["01_tensors.ipynb"]
+    assert entry == {
+        "seconds": 95.0,
+        "machine": "Xeon, 2 cores",
+        "torch": "2.14.1",
+        "python": "3.11.7",
+        "date": entry["date"],
+        "code_hash": reference.code_hash(nbformat.read(path, as_version=4)),
+    }
+    assert len(entry["date"]) == 10 and entry["date"][4] == "-" and entry["date"][7] == "-"
+    assert list(data["notebooks"]) == ["00_setup.ipynb", "01_tensors.ipynb"], "sorted by name"
+    assert data["notebooks"]["00_setup.ipynb"]["seconds"] == 1.3
+    (root / reference.CPU_TIMES_FILE).write_text('{"other": 1}', encoding="utf-8")
+    assert reference._read_cpu_times(root) == {"other": 1, "notebooks": {}}
+
+
+def test_write_pages_writes_both_files(tmp_path):
+    root = _book(tmp_path)
+    written = reference.write_pages(root)
+    assert written == [root / reference.RESULTS_PAGE, root / reference.TIMES_PAGE]
+    assert written[0].read_text(encoding="utf-8") == reference.results_page(root)
+    assert written[1].read_text(encoding="utf-8") == reference.times_page(root)
