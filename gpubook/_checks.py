@@ -1,14 +1,15 @@
-"""Argument checks shared by every gpubook module, so that each one rejects the same bad input.
+"""Argument checks shared by every gpubook module, so that each one rejects the same bad
+input.
 
-Each checker returns the value it accepted (so ``n = positive_int("n", n)`` reads naturally) and
-raises with a message that names the argument:
+Each checker returns the value it accepted (so ``n = positive_int("n", n)`` reads
+naturally) and raises with a message that names the argument:
 
-* :class:`ArgumentTypeError` when the value is not a number at all (a string, ``None``) or is a
-  ``bool`` (``True`` is an ``int`` in Python, but ``repeat=True`` is always a mistake); it is both a
-  :class:`TypeError` and a :class:`ValueError`, so callers that caught ``ValueError`` before the
-  checks were shared still catch it;
-* :class:`ValueError` when it is a number of the right kind but out of range (zero, negative,
-  NaN, infinite).
+* :class:`ArgumentTypeError` when the value is not a number at all (a string, ``None``)
+  or is a ``bool`` (``True`` is an ``int`` in Python, but ``repeat=True`` is always a
+  mistake); it is both a :class:`TypeError` and a :class:`ValueError`, so callers that
+  caught ``ValueError`` before the checks were shared still catch it;
+* :class:`ValueError` when it is a number of the right kind but out of range (zero,
+  negative, NaN, infinite).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ class ArgumentTypeError(TypeError, ValueError):
 
 
 def _real(name: str, value: object) -> float:
-    """``value`` as a float if it is a real number and not a bool; TypeError otherwise."""
+    """``value`` as a float if it is a real number and not a bool; TypeError
+    otherwise."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ArgumentTypeError(
             f"{name} must be a number, got {type(value).__name__} {value!r}"
@@ -33,7 +35,8 @@ def _real(name: str, value: object) -> float:
 
 
 def finite_number(name: str, value: object) -> float:
-    """Accept any finite real number (negative and zero included); reject bool, NaN and inf."""
+    """Accept any finite real number (negative and zero included); reject bool, NaN and
+    inf."""
     number = _real(name, value)
     if not math.isfinite(number):
         raise ValueError(f"{name} must be a finite number, got {value!r}")
@@ -43,9 +46,11 @@ def finite_number(name: str, value: object) -> float:
 def positive_number(
     name: str, value: object, *, allow_zero: bool = False, finite: bool = True
 ):
-    """Accept a real number > 0 (>= 0 with ``allow_zero``); finite unless ``finite=False``.
+    """Accept a real number > 0 (>= 0 with ``allow_zero``); finite unless
+    ``finite=False``.
 
-    NaN is always rejected; ``+inf`` only passes with ``finite=False``. Returns ``value``.
+    NaN is always rejected; ``+inf`` only passes with ``finite=False``. Returns
+    ``value``.
     """
     number = _real(name, value)
     if math.isnan(number):
@@ -61,7 +66,8 @@ def positive_number(
 def positive_int(
     name: str, value: object, *, allow_zero: bool = False, minimum: int | None = None
 ):
-    """Accept an int > 0 (>= 0 with ``allow_zero``, >= ``minimum`` when given); reject bool.
+    """Accept an int > 0 (>= 0 with ``allow_zero``, >= ``minimum`` when given); reject
+    bool.
 
     NumPy integers pass; floats (even ``3.0``) do not. Returns ``value``.
     """

@@ -1,8 +1,9 @@
-"""The environment report at the top of every chapter, and friendly checks for what may be missing.
+"""The environment report at the top of every chapter, and friendly checks for what may
+be missing.
 
-:func:`report` prints the facts every measurement below it depends on (device, versions, threads,
-profile, date) and a plain-words note for each thing that is missing: no GPU, no C++ compiler, no
-Triton. It never raises for a missing piece.
+:func:`report` prints the facts every measurement below it depends on (device, versions,
+threads, profile, date) and a plain-words note for each thing that is missing: no GPU,
+no C++ compiler, no Triton. It never raises for a missing piece.
 """
 
 from __future__ import annotations
@@ -34,24 +35,28 @@ __all__ = [
 
 
 class _NoCudaRuntimeFilter(logging.Filter):
-    """Drops the "No CUDA runtime is found" record (a filter survives torch resetting log levels)."""
+    """Drops the "No CUDA runtime is found" record (a filter survives torch resetting
+    log levels)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         return "No CUDA runtime is found" not in record.getMessage()
 
 
 def quiet_known_warnings() -> None:
-    """Silence known, harmless messages that would otherwise clutter the chapters' outputs.
+    """Silence known, harmless messages that would otherwise clutter the chapters'
+    outputs.
 
-    * A CUDA build of PyTorch on a machine without a GPU logs "No CUDA runtime is found" at the first
-      CPU compile (it found a CUDA toolkit but no driver): irrelevant for CPU code.
-    * ``torch.profiler``'s C++ library (Kineto) writes its own log lines ("profiler_start",
-      "gpuGetDeviceCount failed" on a machine without a GPU) straight to the process's stderr, where
-      Jupyter shows them in the notebook. ``KINETO_LOG_LEVEL=6`` keeps them out; it is read when the
-      profiler first starts, and a value set by the user is kept.
-    * torch 2.11's profiler warns once that it "clears events at the end of each cycle", a note
-      about its scheduled (cyclic) mode that does not apply to a plain ``with profile():`` block,
-      and the warning names a file path of the installation.
+    * A CUDA build of PyTorch on a machine without a GPU logs "No CUDA runtime is found"
+      at the first CPU compile (it found a CUDA toolkit but no driver): irrelevant for
+      CPU code.
+    * ``torch.profiler``'s C++ library (Kineto) writes its own log lines
+      ("profiler_start", "gpuGetDeviceCount failed" on a machine without a GPU) straight
+      to the process's stderr, where Jupyter shows them in the notebook.
+      ``KINETO_LOG_LEVEL=6`` keeps them out; it is read when the profiler first starts,
+      and a value set by the user is kept.
+    * torch 2.11's profiler warns once that it "clears events at the end of each cycle",
+      a note about its scheduled (cyclic) mode that does not apply to a plain ``with
+      profile():`` block, and the warning names a file path of the installation.
     """
     os.environ.setdefault("KINETO_LOG_LEVEL", "6")
     warnings.filterwarnings(
@@ -64,7 +69,8 @@ def quiet_known_warnings() -> None:
 
 
 def cxx_compiler() -> str | None:
-    """Path of the C++ compiler TorchInductor would use for CPU code, or ``None`` when there is none."""
+    """Path of the C++ compiler TorchInductor would use for CPU code, or ``None`` when
+    there is none."""
     for candidate in (os.environ.get("CXX"), "g++", "c++", "clang++"):
         if candidate and shutil.which(candidate):
             return shutil.which(candidate)
@@ -81,8 +87,8 @@ def has_triton() -> bool:
 
 
 def can_compile(device: torch.device | str | None = None) -> bool:
-    """Whether ``torch.compile`` can generate code for ``device``: a C++ compiler for the CPU,
-    Triton for a CUDA GPU."""
+    """Whether ``torch.compile`` can generate code for ``device``: a C++ compiler for
+    the CPU, Triton for a CUDA GPU."""
     device = torch.device(device) if device is not None else pick_device()
     return has_triton() if device.type == "cuda" else cxx_compiler() is not None
 
@@ -107,9 +113,11 @@ def _cpu_name() -> str:
 
 
 def cpu_physical_cores() -> int | None:
-    """Physical CPU cores (distinct socket and core ids in ``/proc/cpuinfo``); ``None`` if unknown.
+    """Physical CPU cores (distinct socket and core ids in ``/proc/cpuinfo``); ``None``
+    if unknown.
 
-    ``os.cpu_count()`` counts logical CPUs (hardware threads), twice the cores on most servers.
+    ``os.cpu_count()`` counts logical CPUs (hardware threads), twice the cores on most
+    servers.
     """
     cores = set()
     socket = core = None
@@ -134,12 +142,14 @@ def cpu_physical_cores() -> int | None:
 
 
 def gpu_clocks(index: int = 0) -> dict[str, Any]:
-    """The GPU's clocks and power limit through NVML (``nvidia-ml-py``), as far as readable.
+    """The GPU's clocks and power limit through NVML (``nvidia-ml-py``), as far as
+    readable.
 
-    Keys (each present only when NVML answers it): ``sm_clock_mhz`` and ``memory_clock_mhz`` (now),
-    ``max_sm_clock_mhz`` and ``max_memory_clock_mhz``, ``power_limit_w``. Two runs of one notebook
-    on different hosts can differ by these alone. Returns ``{}`` when ``pynvml`` is not installed,
-    there is no NVIDIA driver, or anything else fails: provenance never fails for want of it.
+    Keys (each present only when NVML answers it): ``sm_clock_mhz`` and
+    ``memory_clock_mhz`` (now), ``max_sm_clock_mhz`` and ``max_memory_clock_mhz``,
+    ``power_limit_w``. Two runs of one notebook on different hosts can differ by these
+    alone. Returns ``{}`` when ``pynvml`` is not installed, there is no NVIDIA driver,
+    or anything else fails: provenance never fails for want of it.
     """
     try:
         import pynvml
@@ -185,11 +195,12 @@ def gpu_clocks(index: int = 0) -> dict[str, Any]:
 
 
 def collect(hardware: bool = False) -> dict[str, Any]:
-    """The environment as a dict of plain values (strings and numbers), for display or metadata.
+    """The environment as a dict of plain values (strings and numbers), for display or
+    metadata.
 
-    With ``hardware=True`` (what the reference run records) it also holds the CPU's physical core
-    count (``cpu_physical_cores``) and, on a CUDA machine where NVML answers, the GPU's clocks and
-    power limit (:func:`gpu_clocks`).
+    With ``hardware=True`` (what the reference run records) it also holds the CPU's
+    physical core count (``cpu_physical_cores``) and, on a CUDA machine where NVML
+    answers, the GPU's clocks and power limit (:func:`gpu_clocks`).
     """
     device = pick_device()
     facts: dict[str, Any] = {
@@ -247,10 +258,11 @@ def _notes(facts: dict[str, Any]) -> list[str]:
 
 
 def report(show: bool = True) -> dict[str, Any]:
-    """Print the environment (and a note for anything missing); return the facts as a dict.
+    """Print the environment (and a note for anything missing); return the facts as a
+    dict.
 
-    Call it in the first code cell of a chapter: every number below it is read in this context.
-    It also calls :func:`quiet_known_warnings`.
+    Call it in the first code cell of a chapter: every number below it is read in this
+    context. It also calls :func:`quiet_known_warnings`.
     """
     quiet_known_warnings()
     facts = collect()
@@ -264,6 +276,7 @@ def report(show: bool = True) -> dict[str, Any]:
     return facts
 
 
-# Install the filters on import: torch.utils.benchmark (imported by gpubook.timing) already imports
-# torch.utils.cpp_extension, which logs the "No CUDA runtime" message as it loads.
+# Install the filters on import: torch.utils.benchmark (imported by gpubook.timing)
+# already imports torch.utils.cpp_extension, which logs the "No CUDA runtime" message as
+# it loads.
 quiet_known_warnings()

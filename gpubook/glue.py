@@ -1,10 +1,10 @@
 """Glue a value computed in a notebook into the book's prose (myst-nb ``glue``).
 
-The prose of a chapter never types a measured number: it references a glued value, for example
-``{glue:text}`speedup:.1f` ``, and the book shows what the notebook computed.
-:func:`glue` uses :func:`myst_nb.glue` when myst-nb is installed, and otherwise writes the same
-output itself, so that notebooks executed where only Jupyter is installed (the GPU machine)
-still store their glued values.
+The prose of a chapter never types a measured number: it references a glued value, for
+example ``{glue:text}`speedup:.1f` ``, and the book shows what the notebook computed.
+:func:`glue` uses :func:`myst_nb.glue` when myst-nb is installed, and otherwise writes
+the same output itself, so that notebooks executed where only Jupyter is installed (the
+GPU machine) still store their glued values.
 """
 
 from __future__ import annotations
@@ -19,18 +19,21 @@ GLUE_PREFIX = "application/papermill.record/"
 
 
 class _PlainText(str):
-    """A string whose text representation has no quotes, so ``{glue:text}`` shows it as prose."""
+    """A string whose text representation has no quotes, so ``{glue:text}`` shows it as
+    prose."""
 
     def __repr__(self) -> str:
         return str(self)
 
 
 def glue(name: str, value: Any, display: bool = False) -> None:
-    """Store ``value`` under ``name`` in the cell's outputs; show it only if ``display`` is true.
+    """Store ``value`` under ``name`` in the cell's outputs; show it only if ``display``
+    is true.
 
-    Glue plain numbers (floats, ints) and format them in the prose (``{glue:text}`name:.2f` ``),
-    or glue a matplotlib figure to place it elsewhere with ``{glue:figure}``. A string is glued
-    without quotes, so a verdict computed from the run (``"faster"``/``"slower"``) reads as prose.
+    Glue plain numbers (floats, ints) and format them in the prose
+    (``{glue:text}`name:.2f` ``), or glue a matplotlib figure to place it elsewhere with
+    ``{glue:figure}``. A string is glued without quotes, so a verdict computed from the
+    run (``"faster"``/``"slower"``) reads as prose.
     """
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"name must be an identifier-like string, got {name!r}")
@@ -59,10 +62,12 @@ def glue(name: str, value: Any, display: bool = False) -> None:
 HEADLINE_PREFIX = "headline_"
 
 VERDICTS = ("faster", "slower", "no clear difference")
-"""The verdicts a :class:`gpubook.timing.Ratio` gives; a headline's ``verdict`` is one of them."""
+"""The verdicts a :class:`gpubook.timing.Ratio` gives; a headline's ``verdict`` is one
+of them."""
 
 MODES = ("latency", "throughput")
-"""How a headline's times were taken (see :func:`gpubook.latency` and :func:`gpubook.throughput`)."""
+"""How a headline's times were taken (see :func:`gpubook.latency` and
+:func:`gpubook.throughput`)."""
 
 
 class Headline(dict):
@@ -92,7 +97,8 @@ class Headline(dict):
 
 
 def _ratio_fields(ratio: Any) -> tuple[float, float, float, str]:
-    """``(estimate, low, high, verdict)`` of a :class:`gpubook.timing.Ratio`-like object, checked."""
+    """``(estimate, low, high, verdict)`` of a :class:`gpubook.timing.Ratio`-like
+    object, checked."""
     try:
         fields = (ratio.estimate, ratio.low, ratio.high, ratio.verdict)
     except AttributeError:
@@ -130,21 +136,24 @@ def headline(
     comparable: bool = True,
     note: str | None = None,
 ) -> dict:
-    """Record one of the chapter's headline figures for the book's reference-results table.
+    """Record one of the chapter's headline figures for the book's reference-results
+    table.
 
-    Glues (hidden) a dict under ``headline_<key>`` holding the case, both times (seconds), the
-    speedup and, for memory- or compute-bound cases, the fraction of the hardware limit reached
-    (``limit_fraction``, with ``limit`` naming it, e.g. ``"copy bandwidth"``). The device and torch
-    version are recorded with it. ``python -m gpubook.reference results`` collects these from every
-    notebook into ``book/reference-results.md``. Returns the record as a :class:`Headline`, a dict
+    Glues (hidden) a dict under ``headline_<key>`` holding the case, both times
+    (seconds), the speedup and, for memory- or compute-bound cases, the fraction of the
+    hardware limit reached (``limit_fraction``, with ``limit`` naming it, e.g. ``"copy
+    bandwidth"``). The device and torch version are recorded with it. ``python -m
+    gpubook.reference results`` collects these from every notebook into
+    ``book/reference-results.md``. Returns the record as a :class:`Headline`, a dict
     that displays as one line.
 
-    ``ratio`` is the comparison's :class:`gpubook.timing.Ratio` (anything with ``.estimate``,
-    ``.low``, ``.high`` and ``.verdict``): the record then keeps its estimate as ``speedup``, its
-    95% interval as ``speedup_low``/``speedup_high`` and its ``verdict``. ``mode`` says how the
-    times were taken (``"latency"`` or ``"throughput"``). A pair that is not like for like (float32
-    against float64, a 0/1 count) is recorded with ``comparable=False`` and a ``note`` saying why:
-    the results page lists it without presenting its ratio as a speedup.
+    ``ratio`` is the comparison's :class:`gpubook.timing.Ratio` (anything with
+    ``.estimate``, ``.low``, ``.high`` and ``.verdict``): the record then keeps its
+    estimate as ``speedup``, its 95% interval as ``speedup_low``/``speedup_high`` and
+    its ``verdict``. ``mode`` says how the times were taken (``"latency"`` or
+    ``"throughput"``). A pair that is not like for like (float32 against float64, a 0/1
+    count) is recorded with ``comparable=False`` and a ``note`` saying why: the results
+    page lists it without presenting its ratio as a speedup.
     """
     import torch
 

@@ -1,4 +1,5 @@
-"""Device choice and size profiles: the one place where a chapter's problem sizes are chosen.
+"""Device choice and size profiles: the one place where a chapter's problem sizes are
+chosen.
 
 A *profile* names how big the examples are:
 
@@ -9,9 +10,9 @@ A *profile* names how big the examples are:
 ``ci``
     tiny sizes so that continuous integration executes every notebook quickly.
 
-The profile comes from the environment variable ``GPUBOOK_PROFILE``. When it is not set, it is
-``ci`` under continuous integration (the variable ``CI`` is set to a true value), ``gpu`` when
-PyTorch sees a CUDA device and ``cpu`` otherwise.
+The profile comes from the environment variable ``GPUBOOK_PROFILE``. When it is not set,
+it is ``ci`` under continuous integration (the variable ``CI`` is set to a true value),
+``gpu`` when PyTorch sees a CUDA device and ``cpu`` otherwise.
 """
 
 from __future__ import annotations
@@ -51,15 +52,17 @@ def get_profile() -> str:
 
 
 def pick_device() -> torch.device:
-    """The device the chapters compute on: the first CUDA GPU when there is one, else the CPU."""
+    """The device the chapters compute on: the first CUDA GPU when there is one, else
+    the CPU."""
     return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
 
 
 def sizes(*, gpu: T, cpu: T, ci: T, profile: str | None = None) -> T:
     """Pick the value for the active profile (or for ``profile`` when given).
 
-    Example: ``n = sizes(gpu=10_000, cpu=2_000, ci=256)`` gives a matrix size that suits the machine.
-    Values may be of any type: a number, a list of sizes, a dict of settings.
+    Example: ``n = sizes(gpu=10_000, cpu=2_000, ci=256)`` gives a matrix size that suits
+    the machine. Values may be of any type: a number, a list of sizes, a dict of
+    settings.
     """
     profile = get_profile() if profile is None else profile
     if profile not in PROFILES:

@@ -1,35 +1,39 @@
-"""The reference run: execute notebooks in place and record where their outputs came from.
+"""The reference run: execute notebooks in place and record where their outputs came
+from.
 
 Usage::
 
     python -m gpubook.reference run notebooks/              # every chapter, in place
     python -m gpubook.reference run notebooks/03_compile_basics.ipynb --profile ci
-    python -m gpubook.reference check notebooks/            # stale or broken stored outputs
-    python -m gpubook.reference results                      # write book/reference-results.md
-    python -m gpubook.reference cpu-times notebooks/         # time each notebook on this CPU machine
-    python -m gpubook.reference times                        # write book/_generated/run-times.md
-    python -m gpubook.reference compare RUN_A/ RUN_B/ --threshold 0.25   # two runs' glued values
+    python -m gpubook.reference check notebooks/            # stale or broken stored
+    outputs python -m gpubook.reference results                      # write
+    book/reference-results.md python -m gpubook.reference cpu-times notebooks/         #
+    time each notebook on this CPU machine python -m gpubook.reference times
+    # write book/_generated/run-times.md python -m gpubook.reference compare RUN_A/
+    RUN_B/ --threshold 0.25   # two runs' glued values
 
-``run`` executes each notebook with nbclient (cells in order, generous timeouts: a first compile can
-take minutes), stores the outputs, and writes provenance into the notebook's metadata under
-``gpubook``: device name, torch/triton/numpy versions, date, profile, run time, and a hash of the
-code cells. ``check`` lists every notebook whose code changed since its recorded run (stale) and
-every stored error output outside cells tagged ``raises-exception`` (broken); it exits 1 on broken
-notebooks only, since refreshing stale outputs needs a GPU.
+``run`` executes each notebook with nbclient (cells in order, generous timeouts: a first
+compile can take minutes), stores the outputs, and writes provenance into the notebook's
+metadata under ``gpubook``: device name, torch/triton/numpy versions, date, profile, run
+time, and a hash of the code cells. ``check`` lists every notebook whose code changed
+since its recorded run (stale) and every stored error output outside cells tagged
+``raises-exception`` (broken); it exits 1 on broken notebooks only, since refreshing
+stale outputs needs a GPU.
 
-``results`` collects the headline figures every chapter glues with :func:`gpubook.headline` (glued
-dicts named ``headline_*``) and each notebook's provenance into one generated page,
-``book/reference-results.md``. ``cpu-times`` executes notebooks under the ``cpu`` profile on a
-machine without a GPU, in memory (the stored outputs stay those of the reference run), and records
-each one's wall time in ``book/_data/cpu-run-times.json``. ``times`` writes
-``book/_generated/run-times.md``, a table of each chapter's run time on the GPU (the reference run)
-and on that CPU machine, which the workshop page includes. ``run`` and ``cpu-times`` rewrite both
-pages when they finish; a test checks that the committed pages are in step with the notebooks.
+``results`` collects the headline figures every chapter glues with
+:func:`gpubook.headline` (glued dicts named ``headline_*``) and each notebook's
+provenance into one generated page, ``book/reference-results.md``. ``cpu-times``
+executes notebooks under the ``cpu`` profile on a machine without a GPU, in memory (the
+stored outputs stay those of the reference run), and records each one's wall time in
+``book/_data/cpu-run-times.json``. ``times`` writes ``book/_generated/run-times.md``, a
+table of each chapter's run time on the GPU (the reference run) and on that CPU machine,
+which the workshop page includes. ``run`` and ``cpu-times`` rewrite both pages when they
+finish; a test checks that the committed pages are in step with the notebooks.
 
-``compare`` reads the glued values of two folders of executed notebooks (matched by file name) and
-prints every glued number that moved by more than the threshold (relative to the first run),
-every glued verdict that differs, and a summary line, e.g. ``compare: 201 of 222 glued numbers
-within ±25% (90.5%); 38 of 40 glued verdicts unchanged``.
+``compare`` reads the glued values of two folders of executed notebooks (matched by file
+name) and prints every glued number that moved by more than the threshold (relative to
+the first run), every glued verdict that differs, and a summary line, e.g. ``compare:
+201 of 222 glued numbers within ±25% (90.5%); 38 of 40 glued verdicts unchanged``.
 """
 
 from __future__ import annotations
@@ -102,11 +106,23 @@ def notebook_paths(targets: list[str | Path]) -> list[Path]:
 
 
 def code_hash(notebook: nbformat.NotebookNode) -> str:
-    """SHA-256 (first 16 hex digits) of the notebook's code cells' sources, in order."""
+    """SHA-256 (first 16 hex digits) of the notebook's code cells' sources, in order.
+
+    The install block at the top of the first code cell (``gpubook.install``) is left
+    out: it only installs the helper package when it is missing, and it changes whenever
+    the book's publication setting or the package's wheel does, which changes no output.
+    """
+    from .install import stamp_source
+
     digest = hashlib.sha256()
+    first = True
     for cell in notebook.cells:
         if cell.cell_type == "code":
-            digest.update(cell.source.encode("utf-8"))
+            source = (
+                stamp_source(cell.source, "# install block") if first else cell.source
+            )
+            first = False
+            digest.update(source.encode("utf-8"))
             digest.update(b"\0")
     return digest.hexdigest()[:16]
 
@@ -115,10 +131,12 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 
 
 def package_hash(package_dir: Path = PACKAGE_DIR) -> str:
-    """SHA-256 (first 16 hex digits) of the helper package's ``.py`` files (names and contents).
+    """SHA-256 (first 16 hex digits) of the helper package's ``.py`` files (names and
+    contents).
 
-    Recorded with each run: when it differs from today's, the helpers changed since the run, which
-    may or may not change what the notebook prints (a softer note than changed notebook code).
+    Recorded with each run: when it differs from today's, the helpers changed since the
+    run, which may or may not change what the notebook prints (a softer note than
+    changed notebook code).
     """
     digest = hashlib.sha256()
     for path in sorted(package_dir.glob("*.py")):
@@ -142,9 +160,9 @@ _HARDWARE_KEYS = (
 
 
 def provenance(notebook: nbformat.NotebookNode, profile: str, seconds: float) -> dict:
-    """The facts recorded with a run: what ran, where (CPU model and cores, GPU clocks and power
-    limit when NVML can read them), when and how long, and hashes of the code cells and of the
-    helper package."""
+    """The facts recorded with a run: what ran, where (CPU model and cores, GPU clocks
+    and power limit when NVML can read them), when and how long, and hashes of the code
+    cells and of the helper package."""
     from .environment import collect
 
     facts = collect(hardware=True)
@@ -169,7 +187,8 @@ def provenance(notebook: nbformat.NotebookNode, profile: str, seconds: float) ->
 
 @contextlib.contextmanager
 def _profile_variable(profile: str | None):
-    """Set ``GPUBOOK_PROFILE`` to ``profile`` (when not None) for the block; restore it after."""
+    """Set ``GPUBOOK_PROFILE`` to ``profile`` (when not None) for the block; restore it
+    after."""
     from .profiles import PROFILE_VARIABLE, PROFILES
 
     if profile is None:
@@ -191,7 +210,8 @@ def _profile_variable(profile: str | None):
 
 
 def _execute(notebook: nbformat.NotebookNode, path: Path, timeout: int) -> float:
-    """Execute ``notebook`` (read from ``path``, run in its folder) in place; return wall seconds."""
+    """Execute ``notebook`` (read from ``path``, run in its folder) in place; return
+    wall seconds."""
     from nbclient import NotebookClient
 
     client = NotebookClient(
@@ -208,9 +228,11 @@ def _execute(notebook: nbformat.NotebookNode, path: Path, timeout: int) -> float
 def run_notebook(
     path: Path, profile: str | None = None, timeout: int = CELL_TIMEOUT_SECONDS
 ) -> dict:
-    """Execute ``path`` in place under ``profile`` (default: the active one); return its provenance.
+    """Execute ``path`` in place under ``profile`` (default: the active one); return its
+    provenance.
 
-    ``GPUBOOK_PROFILE`` is set for the kernel while the notebook runs and restored afterwards.
+    ``GPUBOOK_PROFILE`` is set for the kernel while the notebook runs and restored
+    afterwards.
     """
     from .profiles import get_profile
 
@@ -224,7 +246,8 @@ def run_notebook(
 
 
 def staleness(notebook: nbformat.NotebookNode, record: dict) -> list[str]:
-    """Why a notebook's recorded run no longer stands for it: code changed since, or not a GPU run."""
+    """Why a notebook's recorded run no longer stands for it: code changed since, or not
+    a GPU run."""
     reasons = []
     if record.get("code_hash") != code_hash(notebook):
         reasons.append("code changed since its recorded run")
@@ -236,11 +259,12 @@ def staleness(notebook: nbformat.NotebookNode, record: dict) -> list[str]:
 
 
 def package_notes(record: dict, current: str | None = None) -> list[str]:
-    """Softer notes than :func:`staleness`: the helper package changed since the recorded run.
+    """Softer notes than :func:`staleness`: the helper package changed since the
+    recorded run.
 
-    A changed ``gpubook`` may change what a notebook prints, or not (most edits touch other
-    chapters' helpers), so this is reported apart and never marks the notebook stale. Runs recorded
-    before the package hash was kept give no note.
+    A changed ``gpubook`` may change what a notebook prints, or not (most edits touch
+    other chapters' helpers), so this is reported apart and never marks the notebook
+    stale. Runs recorded before the package hash was kept give no note.
     """
     recorded = record.get("gpubook_hash")
     if recorded is None:
@@ -254,7 +278,8 @@ def package_notes(record: dict, current: str | None = None) -> list[str]:
 
 
 def check_notebook(path: Path) -> tuple[list[str], list[str]]:
-    """Return ``(stale, broken)`` messages for one notebook (see :func:`check_notes` for the rest)."""
+    """Return ``(stale, broken)`` messages for one notebook (see :func:`check_notes` for
+    the rest)."""
     notebook = nbformat.read(path, as_version=4)
     stale, broken = [], []
     record = notebook.metadata.get(METADATA_KEY)
@@ -284,13 +309,15 @@ def check_notes(path: Path) -> list[str]:
     return [f"{path.name}: {note}" for note in package_notes(record)]
 
 
-# --- Generated pages: reference results and run times -------------------------------------------
+# --- Generated pages: reference results and run times
+# -------------------------------------------
 
 _DO_NOT_EDIT = "Generated by `{command}` from the notebooks' stored outputs and metadata: do not edit by hand."
 
 
 def _title(notebook: nbformat.NotebookNode, path: Path) -> str:
-    """The chapter's title: the first ``# `` heading of its first markdown cell (else the file name)."""
+    """The chapter's title: the first ``# `` heading of its first markdown cell (else
+    the file name)."""
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
             for line in cell.source.splitlines():
@@ -311,11 +338,13 @@ def _minutes(seconds: float) -> str:
 
 
 def headlines(notebook: nbformat.NotebookNode, name: str = "notebook") -> list[dict]:
-    """The headline records glued in ``notebook`` (outputs named ``headline_*``), in order.
+    """The headline records glued in ``notebook`` (outputs named ``headline_*``), in
+    order.
 
-    Each record is the dict :func:`gpubook.headline` glued, read back from its stored text form with
-    :func:`ast.literal_eval`, plus ``key`` (the name after ``headline_``). A key glued twice keeps
-    its last value. Raises :class:`ValueError` for a record that cannot be read.
+    Each record is the dict :func:`gpubook.headline` glued, read back from its stored
+    text form with :func:`ast.literal_eval`, plus ``key`` (the name after
+    ``headline_``). A key glued twice keeps its last value. Raises :class:`ValueError`
+    for a record that cannot be read.
     """
     records: dict[str, dict] = {}
     for cell in notebook.cells:
@@ -368,7 +397,8 @@ def _status(notebook: nbformat.NotebookNode, record: dict) -> str:
 
 
 def results_page(root: Path = ROOT) -> str:
-    """The text of ``book/reference-results.md``, from the notebooks under ``root / "notebooks"``."""
+    """The text of ``book/reference-results.md``, from the notebooks under ``root /
+    "notebooks"``."""
     from .timing import format_ratio, format_seconds
 
     command = "python -m gpubook.reference results"
@@ -514,9 +544,11 @@ def _cpu_machine() -> str:
 
 
 def cpu_time_notebook(path: Path, timeout: int = CELL_TIMEOUT_SECONDS) -> float:
-    """Execute ``path`` under the ``cpu`` profile in memory (the file is not changed); return seconds.
+    """Execute ``path`` under the ``cpu`` profile in memory (the file is not changed);
+    return seconds.
 
-    Refuses to run where PyTorch sees a CUDA GPU: the times describe a machine without one.
+    Refuses to run where PyTorch sees a CUDA GPU: the times describe a machine without
+    one.
     """
     import torch
 
@@ -557,7 +589,8 @@ def _record_cpu_time(root: Path, path: Path, seconds: float) -> None:
 
 
 def times_page(root: Path = ROOT) -> str:
-    """The text of ``book/_generated/run-times.md``: each chapter's run time on the GPU and the CPU."""
+    """The text of ``book/_generated/run-times.md``: each chapter's run time on the GPU
+    and the CPU."""
     command = "python -m gpubook.reference times"
     cpu = _read_cpu_times(root)["notebooks"]
     lines = [
@@ -612,7 +645,8 @@ def times_page(root: Path = ROOT) -> str:
 
 
 def write_pages(root: Path = ROOT) -> list[Path]:
-    """Write ``book/reference-results.md`` and ``book/_generated/run-times.md``; return their paths."""
+    """Write ``book/reference-results.md`` and ``book/_generated/run-times.md``; return
+    their paths."""
     written = []
     for relative, text in (
         (RESULTS_PAGE, results_page(root)),
@@ -625,7 +659,8 @@ def write_pages(root: Path = ROOT) -> list[Path]:
     return written
 
 
-# --- Reproducibility: compare the glued values of two runs ---------------------------------------
+# --- Reproducibility: compare the glued values of two runs
+# ---------------------------------------
 
 _NUMBER = re.compile(
     r"(?<![\w.])(?P<number>[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?)"
@@ -642,7 +677,8 @@ def _to_number(text: str, unit: str | None) -> float:
 
 
 def _glued_text(output: dict) -> str | None:
-    """The text/plain form of a glued output (either prefix), joined when stored as a list."""
+    """The text/plain form of a glued output (either prefix), joined when stored as a
+    list."""
     for key, value in output.get("data", {}).items():
         if key.endswith("text/plain"):
             return value if isinstance(value, str) else "".join(value)
@@ -650,12 +686,14 @@ def _glued_text(output: dict) -> str | None:
 
 
 def parse_glued(text: str) -> Any:
-    """A glued value read back from its stored text: a number, a dict, a list of numbers or a string.
+    """A glued value read back from its stored text: a number, a dict, a list of numbers
+    or a string.
 
-    Python literals are read with :func:`ast.literal_eval` (numbers, dicts such as headlines,
-    quoted strings, ``True``/``False``); NumPy scalars (``np.float64(1.5)``) become numbers; a
-    number written with thousands separators (``'268,435,456'``) is a number; anything else is the
-    string itself (:func:`gpubook.glue` stores strings without quotes).
+    Python literals are read with :func:`ast.literal_eval` (numbers, dicts such as
+    headlines, quoted strings, ``True``/``False``); NumPy scalars (``np.float64(1.5)``)
+    become numbers; a number written with thousands separators (``'268,435,456'``) is a
+    number; anything else is the string itself (:func:`gpubook.glue` stores strings
+    without quotes).
     """
     stripped = text.strip()
     match = _NUMPY_SCALAR.match(stripped)
@@ -677,11 +715,13 @@ def parse_glued(text: str) -> Any:
 
 
 def glued_values(notebook: nbformat.NotebookNode) -> dict[str, Any]:
-    """Every value glued in ``notebook``'s stored outputs, by name (a name glued twice: the last).
+    """Every value glued in ``notebook``'s stored outputs, by name (a name glued twice:
+    the last).
 
-    Reads what myst-nb's ``glue`` and gpubook's own fallback store alike: an output whose metadata
-    names it (``scrapbook.name``) and whose ``text/plain`` data (with or without the
-    ``application/papermill.record/`` prefix) holds its text form. Figures (no text) are skipped.
+    Reads what myst-nb's ``glue`` and gpubook's own fallback store alike: an output
+    whose metadata names it (``scrapbook.name``) and whose ``text/plain`` data (with or
+    without the ``application/papermill.record/`` prefix) holds its text form. Figures
+    (no text) are skipped.
     """
     values: dict[str, Any] = {}
     for cell in notebook.cells:
@@ -700,10 +740,11 @@ def glued_values(notebook: nbformat.NotebookNode) -> dict[str, Any]:
 def _flatten(name: str, value: Any) -> tuple[dict[str, float], dict[str, str]]:
     """Split one glued value into the numbers and the verdict strings it holds.
 
-    A headline dict gives its speedup (and interval ends, when recorded) as numbers and its verdict
-    as a string; a list gives ``name[i]``; a string gives each number written in it (times in
-    seconds, whatever their unit) as ``name#i`` and, when it is more than one bare quantity, its
-    words with the numbers blanked out as the verdict; a bool is a verdict.
+    A headline dict gives its speedup (and interval ends, when recorded) as numbers and
+    its verdict as a string; a list gives ``name[i]``; a string gives each number
+    written in it (times in seconds, whatever their unit) as ``name#i`` and, when it is
+    more than one bare quantity, its words with the numbers blanked out as the verdict;
+    a bool is a verdict.
     """
     numbers: dict[str, float] = {}
     verdicts: dict[str, str] = {}
@@ -743,7 +784,8 @@ def _flatten(name: str, value: Any) -> tuple[dict[str, float], dict[str, str]]:
 
 
 def _moved(a: float, b: float, threshold: float) -> bool:
-    """Whether ``b`` is more than ``threshold`` (relative) away from the reference ``a``."""
+    """Whether ``b`` is more than ``threshold`` (relative) away from the reference
+    ``a``."""
     if a == b:
         return False
     if a == 0 or not math.isfinite(a) or not math.isfinite(b):
@@ -753,10 +795,10 @@ def _moved(a: float, b: float, threshold: float) -> bool:
 
 @dataclasses.dataclass
 class RunComparison:
-    """What :func:`compare_runs` found. ``moved``: ``(notebook, name, a, b)`` for each number
-    outside the threshold; ``changed``: ``(notebook, name, a, b)`` for each verdict that differs;
-    ``only_a``/``only_b``: glued names (``notebook: name``) found in one run only; ``unmatched``:
-    notebooks found in one folder only."""
+    """What :func:`compare_runs` found. ``moved``: ``(notebook, name, a, b)`` for each
+    number outside the threshold; ``changed``: ``(notebook, name, a, b)`` for each
+    verdict that differs; ``only_a``/``only_b``: glued names (``notebook: name``) found
+    in one run only; ``unmatched``: notebooks found in one folder only."""
 
     threshold: float
     numbers: int = 0
@@ -775,8 +817,8 @@ class RunComparison:
         return self.numbers_within / self.numbers if self.numbers else 1.0
 
     def summary(self) -> str:
-        """One line, e.g. ``compare: 201 of 222 glued numbers within ±25% (90.5%); 38 of 40 glued
-        verdicts unchanged``."""
+        """One line, e.g. ``compare: 201 of 222 glued numbers within ±25% (90.5%); 38 of
+        40 glued verdicts unchanged``."""
         text = (
             f"compare: {self.numbers_within} of {self.numbers} glued numbers within "
             f"±{self.threshold:.0%} ({self.share_within:.1%}); {self.verdicts_unchanged} of "
@@ -790,7 +832,8 @@ class RunComparison:
         return text
 
     def report(self) -> str:
-        """Every moved number and changed verdict, one per line, then :meth:`summary`."""
+        """Every moved number and changed verdict, one per line, then
+        :meth:`summary`."""
         lines = []
         for notebook, name, a, b in self.moved:
             change = f"{b / a - 1:+.0%}" if a else "from zero"
@@ -811,7 +854,8 @@ def compare_notebooks(
     name: str = "notebook",
     into: RunComparison | None = None,
 ) -> RunComparison:
-    """Compare the glued values of two executed copies of one notebook (see :func:`compare_runs`)."""
+    """Compare the glued values of two executed copies of one notebook (see
+    :func:`compare_runs`)."""
     positive_number("threshold", threshold)
     result = RunComparison(threshold) if into is None else into
     numbers_a, verdicts_a, numbers_b, verdicts_b = {}, {}, {}, {}
@@ -852,11 +896,13 @@ def compare_notebooks(
 def compare_runs(
     dir_a: str | Path, dir_b: str | Path, threshold: float = 0.25
 ) -> RunComparison:
-    """Compare the glued values of two folders of executed notebooks, matched by file name.
+    """Compare the glued values of two folders of executed notebooks, matched by file
+    name.
 
-    Run A is the reference: a number *moved* when ``|b - a| / |a| > threshold``. Every glued
-    number (headlines: their speedup and interval ends) and every glued verdict (a string's words
-    once its numbers are blanked out; a headline's verdict; a bool) is compared.
+    Run A is the reference: a number *moved* when ``|b - a| / |a| > threshold``. Every
+    glued number (headlines: their speedup and interval ends) and every glued verdict (a
+    string's words once its numbers are blanked out; a headline's verdict; a bool) is
+    compared.
     """
     positive_number("threshold", threshold)
     folders = [Path(dir_a), Path(dir_b)]

@@ -1,25 +1,26 @@
-"""The student edition: copies of the notebooks with outputs cleared and worked solutions removed.
+"""The student edition: copies of the notebooks with outputs cleared and worked
+solutions removed.
 
 Usage::
 
-    python -m gpubook.student notebooks/ --out student/     # every chapter, into student/
-    python -m gpubook.student notebooks/05_graph_breaks.ipynb --out handout/
+    python -m gpubook.student notebooks/ --out student/     # every chapter, into
+    student/ python -m gpubook.student notebooks/05_graph_breaks.ipynb --out handout/
 
-Instructors hand the copies out: every exercise is still there, its worked solution is not, and no
-cell shows an output (learners produce their own). What is removed:
+Instructors hand the copies out: every exercise is still there, its worked solution is
+not, and no cell shows an output (learners produce their own). What is removed:
 
-* every cell from a markdown cell that opens a ``{solution-start}`` directive through the markdown
-  cell that opens the matching ``{solution-end}`` directive (text in those two cells before the
-  start and after the end is kept, so an exercise written in the same cell as its
-  ``{solution-start}`` survives);
-* every single ``{solution}`` directive block inside a markdown cell (backtick, tilde or colon
-  fence, nested fences included);
-* all outputs and execution counts, and the reference run's provenance (``metadata.gpubook``), which
-  no longer describes the copy.
+* every cell from a markdown cell that opens a ``{solution-start}`` directive through
+  the markdown cell that opens the matching ``{solution-end}`` directive (text in those
+  two cells before the start and after the end is kept, so an exercise written in the
+  same cell as its ``{solution-start}`` survives);
+* every single ``{solution}`` directive block inside a markdown cell (backtick, tilde or
+  colon fence, nested fences included);
+* all outputs and execution counts, and the reference run's provenance
+  (``metadata.gpubook``), which no longer describes the copy.
 
-Fenced blocks that are not solutions (an ``{exercise}``, a code sample) are copied verbatim.
-A ``{solution-start}`` without its ``{solution-end}`` (or the reverse) is an error that names the
-notebook and cell, never a silently truncated copy.
+Fenced blocks that are not solutions (an ``{exercise}``, a code sample) are copied
+verbatim. A ``{solution-start}`` without its ``{solution-end}`` (or the reverse) is an
+error that names the notebook and cell, never a silently truncated copy.
 """
 
 from __future__ import annotations
@@ -43,11 +44,13 @@ __all__ = [
     "main",
 ]
 
-# An opening fence with a directive name: ```{name} args, ~~~{name}, :::{name} (MyST colon fence).
+# An opening fence with a directive name: ```{name} args, ~~~{name}, :::{name} (MyST
+# colon fence).
 _DIRECTIVE = re.compile(
     r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,}|:{3,})\{(?P<name>[A-Za-z][\w-]*)\}"
 )
-# Any opening fence (a plain code block too), so that a block's contents are never read as markup.
+# Any opening fence (a plain code block too), so that a block's contents are never read
+# as markup.
 _FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,}|:{3,})")
 
 SOLUTION_BLOCK = "solution"
@@ -60,11 +63,12 @@ PROVENANCE_KEY = "gpubook"
 
 
 def _closing_line(lines: list[str], start: int, fence: str) -> int:
-    """Index of the line closing the fenced block opened at ``lines[start]`` by ``fence``.
+    """Index of the line closing the fenced block opened at ``lines[start]`` by
+    ``fence``.
 
-    A closing fence is a line of the same character, at least as long as the opening one, and
-    nothing else. An unclosed block runs to the end of the cell (as in CommonMark): returns
-    ``len(lines) - 1``.
+    A closing fence is a line of the same character, at least as long as the opening
+    one, and nothing else. An unclosed block runs to the end of the cell (as in
+    CommonMark): returns ``len(lines) - 1``.
     """
     closing = re.compile(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}\s*$")
     for index in range(start + 1, len(lines)):
@@ -76,8 +80,8 @@ def _closing_line(lines: list[str], start: int, fence: str) -> int:
 def _directive_names(source: str) -> list[str]:
     """Names of the top-level directives opened in a markdown cell, in order.
 
-    The contents of fenced blocks are not read: a code sample that shows directive markup is not
-    a directive.
+    The contents of fenced blocks are not read: a code sample that shows directive
+    markup is not a directive.
     """
     lines = source.splitlines()
     names = []
@@ -94,7 +98,8 @@ def _directive_names(source: str) -> list[str]:
 
 
 def count_directives(notebook: nbformat.NotebookNode, names: tuple[str, ...]) -> int:
-    """How many top-level directives named one of ``names`` the notebook's markdown cells open."""
+    """How many top-level directives named one of ``names`` the notebook's markdown
+    cells open."""
     return sum(
         name in names
         for cell in notebook.cells
@@ -104,12 +109,14 @@ def count_directives(notebook: nbformat.NotebookNode, names: tuple[str, ...]) ->
 
 
 def count_exercises(notebook: nbformat.NotebookNode) -> int:
-    """Number of exercises (``{exercise}`` and ``{exercise-start}`` directives) in ``notebook``."""
+    """Number of exercises (``{exercise}`` and ``{exercise-start}`` directives) in
+    ``notebook``."""
     return count_directives(notebook, EXERCISE_NAMES)
 
 
 def count_solutions(notebook: nbformat.NotebookNode) -> int:
-    """Number of worked solutions (``{solution}`` and ``{solution-start}`` directives)."""
+    """Number of worked solutions (``{solution}`` and ``{solution-start}``
+    directives)."""
     return count_directives(notebook, SOLUTION_NAMES)
 
 
@@ -118,8 +125,9 @@ def _strip_markdown(
 ) -> tuple[str | None, bool]:
     """Remove solution text from one markdown cell.
 
-    Returns ``(text, in_solution)``: ``text`` is ``None`` when the cell is unchanged, else what is
-    left of it (maybe empty); ``in_solution`` says whether a solution is still open after the cell.
+    Returns ``(text, in_solution)``: ``text`` is ``None`` when the cell is unchanged,
+    else what is left of it (maybe empty); ``in_solution`` says whether a solution is
+    still open after the cell.
     """
     lines = source.splitlines(keepends=True)
     kept: list[str] = []
@@ -168,7 +176,8 @@ def _clear(cell: nbformat.NotebookNode) -> None:
 def student_notebook(
     notebook: nbformat.NotebookNode, name: str = "notebook"
 ) -> nbformat.NotebookNode:
-    """A copy of ``notebook`` with solutions removed and outputs cleared (``notebook`` is unchanged).
+    """A copy of ``notebook`` with solutions removed and outputs cleared (``notebook``
+    is unchanged).
 
     ``name`` is used in error messages. Raises :class:`ValueError` for unmatched
     ``{solution-start}``/``{solution-end}`` directives.
@@ -231,11 +240,12 @@ class StudentSummary:
 def write_student_edition(
     targets: list[str | Path], out: str | Path
 ) -> list[StudentSummary]:
-    """Write the student copy of every notebook in ``targets`` (files or folders) into ``out``.
+    """Write the student copy of every notebook in ``targets`` (files or folders) into
+    ``out``.
 
-    Folders are expanded into their ``NN_*.ipynb`` chapters, as for the reference run. Returns one
-    :class:`StudentSummary` per notebook. Raises :class:`ValueError` if a copy would lose an
-    exercise or keep a solution (a bug, never silently written).
+    Folders are expanded into their ``NN_*.ipynb`` chapters, as for the reference run.
+    Returns one :class:`StudentSummary` per notebook. Raises :class:`ValueError` if a
+    copy would lose an exercise or keep a solution (a bug, never silently written).
     """
     from .reference import notebook_paths
 

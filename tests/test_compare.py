@@ -1,4 +1,5 @@
-"""``python -m gpubook.reference compare``: glued values of two runs, numbers and verdicts."""
+"""``python -m gpubook.reference compare``: glued values of two runs, numbers and
+verdicts."""
 
 import math
 

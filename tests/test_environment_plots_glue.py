@@ -71,7 +71,8 @@ def test_plots_build_and_validate():
     assert plots.color_for("NumPy (float64)") == plots.COLORS["numpy"]
 
 
-# --- environment: facts for provenance ----------------------------------------------------------
+# --- environment: facts for provenance
+# ----------------------------------------------------------
 
 
 def test_cpu_physical_cores_counts_distinct_socket_core_pairs(tmp_path, monkeypatch):
@@ -126,9 +127,9 @@ def _fake_pynvml(fail=(), init_fails=False):
         nvmlDeviceGetClockInfo=lambda handle, kind: answer(
             "clock", {0: 1980, 2: 2619}[kind] + 10 * handle[1]
         )(),
-        nvmlDeviceGetMaxClockInfo=lambda handle, kind: {0: 1980, 2: 2619}[kind]
-        + 1
-        + 10 * handle[1],
+        nvmlDeviceGetMaxClockInfo=lambda handle, kind: (
+            {0: 1980, 2: 2619}[kind] + 1 + 10 * handle[1]
+        ),
         nvmlDeviceGetPowerManagementLimit=lambda handle: answer(
             "power", 700_000 + handle[1]
         )(),
@@ -247,7 +248,8 @@ def test_cxx_compiler_prefers_cxx(monkeypatch):
 
 
 def test_a_tests_changes_are_undone_part_1():
-    """Together with part 2: a helper's process changes do not leak into the next test."""
+    """Together with part 2: a helper's process changes do not leak into the next
+    test."""
     import os
     import warnings
 
@@ -273,9 +275,13 @@ def test_no_cuda_runtime_filter_drops_only_that_message():
     drop = environment._NoCudaRuntimeFilter()
 
     def record(message):
-        return logging.LogRecord("torch", logging.WARNING, __file__, 1, message, None, None)
+        return logging.LogRecord(
+            "torch", logging.WARNING, __file__, 1, message, None, None
+        )
 
-    assert drop.filter(record("No CUDA runtime is found, using CUDA_HOME='/x'")) is False
+    assert (
+        drop.filter(record("No CUDA runtime is found, using CUDA_HOME='/x'")) is False
+    )
     assert drop.filter(record("no cuda runtime is found")) is True
     assert drop.filter(record("something else")) is True
 

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import ROOT
 
-NOTEBOOKS_FORMATTED = False  # notebooks/*.ipynb
+NOTEBOOKS_FORMATTED = True  # notebooks/*.ipynb
 PACKAGE_FORMATTED = False  # gpubook/, tests/, conftest.py
 
 AREAS = {

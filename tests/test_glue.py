@@ -1,4 +1,5 @@
-"""gpubook.glue: glued values as myst-nb and the fallback store them, and headline records."""
+"""gpubook.glue: glued values as myst-nb and the fallback store them, and headline
+records."""
 
 import importlib
 import math
@@ -26,7 +27,8 @@ def myst_calls(monkeypatch):
 
 @pytest.fixture
 def fallback_displays(monkeypatch):
-    """No myst-nb (the GPU machine): what glue() displays itself, as (data, metadata, raw)."""
+    """No myst-nb (the GPU machine): what glue() displays itself, as (data, metadata,
+    raw)."""
     import IPython.display
 
     monkeypatch.setitem(
@@ -92,7 +94,8 @@ def test_glue_rejects_bad_names(name, myst_calls):
     assert myst_calls == []
 
 
-# --- headline ---------------------------------------------------------------------------------------
+# --- headline
+# ---------------------------------------------------------------------------------------
 
 
 @pytest.fixture
@@ -223,8 +226,8 @@ def test_headline_not_comparable_needs_a_note(myst_calls):
 
 
 def test_headline_repr_of_older_records():
-    """Records glued before ``comparable`` existed read as comparable; a record without a note
-    still says where to look."""
+    """Records glued before ``comparable`` existed read as comparable; a record without
+    a note still says where to look."""
     old = {
         "case": "c",
         "baseline": "eager",

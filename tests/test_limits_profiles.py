@@ -1,5 +1,6 @@
-"""Unit tests for gpubook.limits and gpubook.profiles: exact arithmetic, the peak lookup's branches
-(datasheet per GPU variant, TF32, measured), and the profile switch."""
+"""Unit tests for gpubook.limits and gpubook.profiles: exact arithmetic, the peak
+lookup's branches (datasheet per GPU variant, TF32, measured), and the profile
+switch."""
 
 import math
 from types import SimpleNamespace
@@ -12,7 +13,8 @@ from hypothesis import strategies as st
 from gpubook import limits, profiles
 from gpubook._checks import positive_int, positive_number
 
-# --- arithmetic ------------------------------------------------------------------------------------
+# --- arithmetic
+# ------------------------------------------------------------------------------------
 
 
 def test_bandwidth_and_flops_arithmetic():
@@ -77,7 +79,8 @@ def test_bad_input_errors_name_the_argument():
         limits.copy_bandwidth("cpu", nbytes=10)
 
 
-# --- the shared checks (gpubook._checks) -------------------------------------------------------------
+# --- the shared checks (gpubook._checks)
+# -------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -135,7 +138,8 @@ def test_positive_number_accepts_exactly_the_positive_finite_floats(value):
         assert ok
 
 
-# --- fraction: measured limits never read above 100% ------------------------------------------------
+# --- fraction: measured limits never read above 100%
+# ------------------------------------------------
 
 
 def test_fraction_of_a_measured_limit_is_capped():
@@ -155,7 +159,8 @@ def test_fraction_measured_property(achieved, limit):
     assert share == min(achieved / limit, 1.0)
 
 
-# --- copy bandwidth: 2 x bytes / median time ------------------------------------------------------
+# --- copy bandwidth: 2 x bytes / median time
+# ------------------------------------------------------
 
 
 def test_copy_bandwidth_counts_read_plus_write(monkeypatch):
@@ -202,7 +207,8 @@ def test_copy_bandwidth_cpu_is_measured():
     assert limits.copy_bandwidth("cpu", nbytes=2**22) == gbs
 
 
-# --- peak TFLOP/s: the exact GPU variant, TF32, measured --------------------------------------------
+# --- peak TFLOP/s: the exact GPU variant, TF32, measured
+# --------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -301,8 +307,9 @@ def test_peak_float32_follows_tf32(fake_gpu, precision):
     [("highest", "ieee", "ieee"), ("high", "tf32", "tf32"), ("medium", "tf32", "bf16")],
 )
 def test_float32_mode_from_the_legacy_setting(monkeypatch, legacy, cuda_mode, cpu_mode):
-    """torch before 2.9 has no fp32_precision: the legacy setting decides; "medium" is TF32 on
-    CUDA (as torch maps it) and bfloat16 on the CPU, never the same as "high" there."""
+    """torch before 2.9 has no fp32_precision: the legacy setting decides; "medium" is
+    TF32 on CUDA (as torch maps it) and bfloat16 on the CPU, never the same as "high"
+    there."""
     monkeypatch.setattr(limits, "_backend_precision", lambda backend: None)
     monkeypatch.setattr(torch, "get_float32_matmul_precision", lambda: legacy)
     assert limits.float32_matmul_mode("cuda") == cuda_mode
@@ -329,8 +336,8 @@ def test_backend_precision_defers_none_to_the_global_setting(monkeypatch):
 
 
 def test_set_float32_matmul_precision_medium_is_tf32_on_cuda_here():
-    """What torch itself does (checked on the installed version): "medium" sets CUDA to TF32 and
-    the CPU (oneDNN) to bfloat16."""
+    """What torch itself does (checked on the installed version): "medium" sets CUDA to
+    TF32 and the CPU (oneDNN) to bfloat16."""
     before = torch.get_float32_matmul_precision()
     try:
         torch.set_float32_matmul_precision("medium")
@@ -381,7 +388,8 @@ def test_peak_tflops_rejects_a_non_dtype():
         limits.gpu_variant(None)
 
 
-# --- profiles ---------------------------------------------------------------------------------------
+# --- profiles
+# ---------------------------------------------------------------------------------------
 
 
 def test_profile_from_environment(monkeypatch):
@@ -449,13 +457,20 @@ def test_pick_device_and_synchronize(monkeypatch):
 def test_peak_lookup_asks_about_the_device_given(monkeypatch, precision):
     precision("ieee")
     asked = []
-    monkeypatch.setattr(torch.cuda, "get_device_name", lambda d=None: asked.append(d) or "NVIDIA H100 PCIe")
+    monkeypatch.setattr(
+        torch.cuda,
+        "get_device_name",
+        lambda d=None: asked.append(d) or "NVIDIA H100 PCIe",
+    )
     monkeypatch.setattr(
         torch.cuda,
         "get_device_properties",
         lambda d=None: asked.append(d) or SimpleNamespace(multi_processor_count=114),
     )
-    assert limits.peak_tflops("cuda:1", torch.float16) == (756.0, "datasheet (H100 PCIe)")
+    assert limits.peak_tflops("cuda:1", torch.float16) == (
+        756.0,
+        "datasheet (H100 PCIe)",
+    )
     assert asked == [torch.device("cuda:1")] * 2
     monkeypatch.setattr(limits, "pick_device", lambda: torch.device("cuda:2"))
     assert limits.peak_tflops(dtype=torch.float16)[0] == 756.0
@@ -467,7 +482,9 @@ def test_peak_of_a_cut_down_part_is_measured(fake_gpu, precision, monkeypatch):
     fake_gpu("NVIDIA H100 80GB HBM3", 114)  # an SXM name with the PCIe card's SM count
     monkeypatch.setattr(limits, "_measured_peak", lambda *key: 1.0)
     assert limits.peak_tflops("cuda", torch.bfloat16) == (1.0, limits.MEASURED_SOURCE)
-    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda d=None: SimpleNamespace())
+    monkeypatch.setattr(
+        torch.cuda, "get_device_properties", lambda d=None: SimpleNamespace()
+    )
     assert limits.peak_tflops("cuda", torch.bfloat16)[1] == "datasheet (H100 SXM)", (
         "no SM count known: the name decides"
     )
@@ -483,8 +500,12 @@ def test_cpu_precision_comes_from_onednn_not_cuda(monkeypatch):
         torch.backends.cuda.matmul.fp32_precision = "tf32"
         torch.backends.mkldnn.matmul.fp32_precision = "bf16"
         assert limits.float32_matmul_mode("cpu") == "bf16"
-        assert limits.float32_matmul_mode() == limits.float32_matmul_mode("cuda") == "tf32"
-        assert limits._precision_key(torch.float32) == "tf32", "CUDA's setting by default"
+        assert (
+            limits.float32_matmul_mode() == limits.float32_matmul_mode("cuda") == "tf32"
+        )
+        assert limits._precision_key(torch.float32) == "tf32", (
+            "CUDA's setting by default"
+        )
         assert limits._precision_key(torch.float32, "cpu") == "bfloat16"
         assert limits._precision_key(torch.float64, "cpu") == "float64"
         limits.peak_tflops("cpu", torch.float32)

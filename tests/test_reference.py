@@ -1,5 +1,6 @@
-"""The reference run's bookkeeping: stored errors fail, stale notebooks are listed, and the generated
-pages (book/reference-results.md, book/_generated/run-times.md) are in step with the notebooks."""
+"""The reference run's bookkeeping: stored errors fail, stale notebooks are listed, and
+the generated pages (book/reference-results.md, book/_generated/run-times.md) are in
+step with the notebooks."""
 
 import difflib
 import json
@@ -28,19 +29,22 @@ def _diff(expected: str, actual: str, name: str) -> str:
     return "\n".join(list(lines)[:40])
 
 
-# --- The book's own notebooks ---------------------------------------------------------------------
+# --- The book's own notebooks
+# ---------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_no_stored_errors(path):
-    """``reference check`` finds no stored error outside cells tagged ``raises-exception``."""
+    """``reference check`` finds no stored error outside cells tagged
+    ``raises-exception``."""
     _, broken = reference.check_notebook(path)
     assert not broken, "\n".join(broken)
 
 
 def test_check_lists_stale_notebooks_and_fails_only_on_errors(capsys):
-    """``reference check`` over the book: one "stale" line per stale notebook (refreshing needs a
-    GPU, so they do not fail it), and exit status 1 only for stored errors."""
+    """``reference check`` over the book: one "stale" line per stale notebook
+    (refreshing needs a GPU, so they do not fail it), and exit status 1 only for stored
+    errors."""
     stale = [m for path in NOTEBOOKS for m in reference.check_notebook(path)[0]]
     broken = [m for path in NOTEBOOKS for m in reference.check_notebook(path)[1]]
     status = reference.main(["check", str(ROOT / "notebooks")])
@@ -72,11 +76,13 @@ def test_generated_page_is_in_step_with_the_notebooks(relative, generate):
     )
 
 
-# --- The machinery, on notebooks made here ---------------------------------------------------------
+# --- The machinery, on notebooks made here
+# ---------------------------------------------------------
 
 
 def _glued_headline(key, record):
-    """A stored output exactly as myst-nb's glue writes it (hidden, text form of the dict)."""
+    """A stored output exactly as myst-nb's glue writes it (hidden, text form of the
+    dict)."""
     return new_output(
         "display_data",
         data={"application/papermill.record/text/plain": repr(record)},
@@ -104,7 +110,8 @@ RECORD = {
 
 
 def _book(tmp_path, *, profile="gpu", stale=False, error=False):
-    """A small book folder: one chapter with a headline and provenance, one without a run."""
+    """A small book folder: one chapter with a headline and provenance, one without a
+    run."""
     (tmp_path / "notebooks").mkdir()
     code = new_code_cell(
         "gpubook.headline(...)",
@@ -242,8 +249,9 @@ def test_cli_writes_both_pages(tmp_path, capsys):
 def test_run_records_provenance_and_cpu_times_leave_the_notebook_alone(
     tmp_path, monkeypatch
 ):
-    """End to end, through a real kernel: ``run`` executes in place, records provenance and the
-    headline that :func:`gpubook.headline` glued; ``cpu-times`` executes without writing."""
+    """End to end, through a real kernel: ``run`` executes in place, records provenance
+    and the headline that :func:`gpubook.headline` glued; ``cpu-times`` executes without
+    writing."""
     (tmp_path / "notebooks").mkdir()
     path = tmp_path / "notebooks" / "01_demo.ipynb"
     source = (
@@ -275,11 +283,13 @@ def test_run_records_provenance_and_cpu_times_leave_the_notebook_alone(
     assert 0 < seconds < 600
 
 
-# --- Provenance, the profile variable, staleness of the helpers and of the CPU times ----------------
+# --- Provenance, the profile variable, staleness of the helpers and of the CPU times
+# ----------------
 
 
 def test_run_notebook_restores_the_profile_variable(tmp_path, monkeypatch):
-    """The profile is set for the kernel while the notebook runs, and put back afterwards."""
+    """The profile is set for the kernel while the notebook runs, and put back
+    afterwards."""
     path = tmp_path / "01_demo.ipynb"
     nbformat.write(new_notebook(cells=[new_code_cell("1")]), path)
     seen = []
@@ -490,7 +500,8 @@ def test_results_page_shows_interval_verdict_and_mode(tmp_path):
 
 
 def test_execute_runs_the_notebook_in_its_folder_and_times_it(tmp_path, monkeypatch):
-    """_execute with nbclient's client faked: the arguments it is given, and the wall time."""
+    """_execute with nbclient's client faked: the arguments it is given, and the wall
+    time."""
     import nbclient
 
     made = []
@@ -535,11 +546,19 @@ def test_pages_fall_back_for_missing_fields(tmp_path):
     chapter.metadata["gpubook"] = {"code_hash": reference.code_hash(chapter)}
     nbformat.write(chapter, tmp_path / "notebooks" / "01_c.ipynb")
     page = reference.results_page(tmp_path)
-    assert "| [Ch](../notebooks/01_c.ipynb) | c |  | – | eager: 3 ms | compiled: 1 ms | 3× | – | – |" in page
-    assert "| d |  | – | eager: 3 ms | compiled: 1 ms | 3× | – | – |" in page, "half an interval: none"
+    assert (
+        "| [Ch](../notebooks/01_c.ipynb) | c |  | – | eager: 3 ms | compiled: 1 ms | 3× | – | – |"
+        in page
+    )
+    assert "| d |  | – | eager: 3 ms | compiled: 1 ms | 3× | – | – |" in page, (
+        "half an interval: none"
+    )
     assert "| 50% of the hardware limit |" in page
     assert "Not a like-for-like speedup: see the chapter." in page
-    assert "- [Ch](../notebooks/01_c.ipynb): ? · torch ? · Triton ? · NumPy ? · profile `?` · ? · 0 s" in page
+    assert (
+        "- [Ch](../notebooks/01_c.ipynb): ? · torch ? · Triton ? · NumPy ? · profile `?` · ? · 0 s"
+        in page
+    )
     empty = tmp_path / "empty"
     (empty / "notebooks").mkdir(parents=True)
     assert "No notebooks yet." in reference.results_page(empty)
@@ -548,15 +567,23 @@ def test_pages_fall_back_for_missing_fields(tmp_path):
 def test_results_page_names_the_chapter_once_and_counts_gpu_time(tmp_path):
     root = _book(tmp_path)
     page = reference.results_page(root)
-    rows = [line for line in page.splitlines() if line.startswith("| ") and "eager:" in line]
-    assert rows[0].startswith("| [Tensors on the GPU](../notebooks/01_tensors.ipynb) | ")
+    rows = [
+        line for line in page.splitlines() if line.startswith("| ") and "eager:" in line
+    ]
+    assert rows[0].startswith(
+        "| [Tensors on the GPU](../notebooks/01_tensors.ipynb) | "
+    )
     assert rows[1].startswith("|  | copy | ")
     assert "The recorded GPU runs took 2.1 min in all (1 of 2 notebooks)." in page
 
 
 def test_unreadable_headline_names_the_notebook(tmp_path):
-    notebook = new_notebook(cells=[new_code_cell("x", outputs=[_glued_headline("h", {"case": "c"})])])
-    with pytest.raises(ValueError, match=r"^demo\.ipynb: glued headline_h is not a headline record"):
+    notebook = new_notebook(
+        cells=[new_code_cell("x", outputs=[_glued_headline("h", {"case": "c"})])]
+    )
+    with pytest.raises(
+        ValueError, match=r"^demo\.ipynb: glued headline_h is not a headline record"
+    ):
         reference.headlines(notebook, "demo.ipynb")
     with pytest.raises(ValueError, match=r"^notebook: glued headline_h"):
         reference.headlines(notebook)
@@ -573,7 +600,10 @@ def test_headlines_read_execute_results_and_skip_other_outputs():
     stream = new_output("stream", name="stdout", text="headline_x")
     unnamed = new_output("display_data", data={"text/plain": repr(record)})
     notebook = new_notebook(
-        cells=[new_markdown_cell("# x"), new_code_cell("x", outputs=[stream, unnamed, result])]
+        cells=[
+            new_markdown_cell("# x"),
+            new_code_cell("x", outputs=[stream, unnamed, result]),
+        ]
     )
     assert reference.headlines(notebook) == [{**record, "key": "r"}]
     bare = new_notebook(cells=[new_code_cell("x")])
@@ -599,8 +629,12 @@ def test_cpu_time_record_fields(tmp_path, monkeypatch):
         "date": entry["date"],
         "code_hash": reference.code_hash(nbformat.read(path, as_version=4)),
     }
-    assert len(entry["date"]) == 10 and entry["date"][4] == "-" and entry["date"][7] == "-"
-    assert list(data["notebooks"]) == ["00_setup.ipynb", "01_tensors.ipynb"], "sorted by name"
+    assert (
+        len(entry["date"]) == 10 and entry["date"][4] == "-" and entry["date"][7] == "-"
+    )
+    assert list(data["notebooks"]) == ["00_setup.ipynb", "01_tensors.ipynb"], (
+        "sorted by name"
+    )
     assert data["notebooks"]["00_setup.ipynb"]["seconds"] == 1.3
     (root / reference.CPU_TIMES_FILE).write_text('{"other": 1}', encoding="utf-8")
     assert reference._read_cpu_times(root) == {"other": 1, "notebooks": {}}

@@ -1,5 +1,6 @@
-"""The student edition (gpubook.student): outputs cleared, solutions gone, every exercise kept, valid
-notebooks; checked on a small synthetic notebook and on every real chapter."""
+"""The student edition (gpubook.student): outputs cleared, solutions gone, every
+exercise kept, valid notebooks; checked on a small synthetic notebook and on every real
+chapter."""
 
 import re
 import subprocess
@@ -238,7 +239,8 @@ def test_real_notebooks(path, tmp_path):
     assert not SOLUTION_MARKUP.search(_markdown(copy)), (
         f"{path.name}: solution markup left"
     )
-    # counted here independently of gpubook.student: opening fences of solution directives
+    # counted here independently of gpubook.student: opening fences of solution
+    # directives
     openings = re.findall(
         r"^ {0,3}(?:`{3,}|~{3,}|:{3,})\{solution(?:-start)?\}",
         _markdown(original),

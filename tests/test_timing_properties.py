@@ -1,5 +1,6 @@
-"""Properties of gpubook.timing's formatters and statistics (hypothesis), and the bugs issue 18
-listed for timing: unit boundaries of format_seconds, measure(min_run_time=inf)."""
+"""Properties of gpubook.timing's formatters and statistics (hypothesis), and the bugs
+issue 18 listed for timing: unit boundaries of format_seconds,
+measure(min_run_time=inf)."""
 
 import math
 import re
@@ -48,8 +49,12 @@ def test_format_seconds_round_trips_to_three_digits(seconds):
     assert re.fullmatch(r"\d+(\.\d+)? (s|ms|µs|ns)", text), text
     mantissa = float(text.split(" ")[0])
     unit = text.split(" ")[1]
-    assert mantissa < 1000 or unit == "s", f"{text}: the next unit up should have been used"
-    assert mantissa >= 1 or unit == "ns", f"{text}: the next unit down should have been used"
+    assert mantissa < 1000 or unit == "s", (
+        f"{text}: the next unit up should have been used"
+    )
+    assert mantissa >= 1 or unit == "ns", (
+        f"{text}: the next unit down should have been used"
+    )
     assert _parse_seconds(text) == pytest.approx(seconds, rel=5e-3)
 
 
@@ -84,10 +89,16 @@ def test_timing_statistics_are_those_of_the_samples(times):
 def test_median_interval_is_an_order_statistic_pair(times):
     low, high = timing._median_interval(times, 0.95)
     assert low in times and high in times
-    assert sorted(times).index(low) <= len(times) // 2 <= len(times) - 1 - sorted(times)[::-1].index(high)
+    assert (
+        sorted(times).index(low)
+        <= len(times) // 2
+        <= len(times) - 1 - sorted(times)[::-1].index(high)
+    )
 
 
-@given(st.floats(0.2, 5.0), st.floats(0.0, 0.5), st.floats(0.0, 0.5), st.floats(0.0, 0.2))
+@given(
+    st.floats(0.2, 5.0), st.floats(0.0, 0.5), st.floats(0.0, 0.5), st.floats(0.0, 0.2)
+)
 def test_ratio_verdict_property(estimate, below, above, margin):
     low, high = estimate * (1 - below), estimate * (1 + above)
     assume(low > 0)
