@@ -309,8 +309,14 @@ def cumulative_time(
     may be :class:`gpubook.Timing` objects: their medians set the lines and their
     interquartile ranges are drawn as bands.
     """
+    from ._checks import positive_number
+
     eager_spread, compiled_spread = spread(eager_seconds), spread(compiled_seconds)
     eager_seconds, compiled_seconds = eager_spread[0], compiled_spread[0]
+    # check under the caller's names (break_even_calls names its own arguments)
+    positive_number("first_call_seconds", first_call_seconds, allow_zero=True)
+    positive_number("eager_seconds", eager_seconds, allow_zero=True)
+    positive_number("compiled_seconds", compiled_seconds, allow_zero=True)
     n_even = break_even_calls(first_call_seconds, eager_seconds, compiled_seconds)
     if calls is None:
         calls = int(min(max(3 * n_even, 10), 1e7)) if math.isfinite(n_even) else 1000

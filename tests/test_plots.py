@@ -147,3 +147,12 @@ def test_roofline_rejects_bad_input():
         plots.roofline({"a": (1, 0)}, bandwidth_gbs=1, peak_tflops=1)
     with pytest.raises(ValueError, match=r"points\['a'\]"):
         plots.roofline({"a": (1, "x")}, bandwidth_gbs=1, peak_tflops=1)
+
+
+def test_cumulative_time_names_the_callers_argument():
+    import pytest
+
+    from gpubook import plots
+
+    with pytest.raises(ValueError, match="first_call_seconds"):
+        plots.cumulative_time(1e-3, 1e-4, -1.0, "t")
