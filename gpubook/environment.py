@@ -14,6 +14,7 @@ import os
 import platform
 import shutil
 import sys
+import textwrap
 import warnings
 from typing import Any
 
@@ -271,7 +272,8 @@ def report(show: bool = True) -> dict[str, Any]:
         for key, value in facts.items():
             print(f"{key:<{width}}  {value}")
         for note in _notes(facts):
-            print(f"\nNote: {note}")
+            # wrapped to the book's 88 columns, so the page needs no scrollbar
+            print("\n" + textwrap.fill(f"Note: {note}", 88))
         sys.stdout.flush()
     return facts
 
