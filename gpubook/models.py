@@ -21,7 +21,6 @@ Times are in **seconds** unless a name says ``_ms`` or ``_us``.
 
 from __future__ import annotations
 
-import html
 import json
 import logging
 import os
@@ -35,6 +34,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import torch
 
+from . import tables
 from ._checks import positive_int, positive_number
 
 __all__ = [
@@ -52,68 +52,12 @@ __all__ = [
 # --- Tables ---------------------------------------------------------------------------
 
 
-class Table:
-    """Rows (dicts of display values, one key per column) shown as a table.
-
-    ``caption`` is a line in italics under the table. Values are shown with ``str``.
-    """
+class Table(tables.Table):
+    """Rows (dicts of display values, one key per column) shown as a table, values with
+    ``str``: :class:`gpubook.tables.Table` with ``fmt=""``."""
 
     def __init__(self, rows: Iterable[Mapping[str, Any]], caption: str = ""):
-        self.rows = [dict(row) for row in rows]
-        if not self.rows:
-            raise ValueError("rows must hold at least one row")
-        self.columns = list(dict.fromkeys(key for row in self.rows for key in row))
-        self.caption = caption
-
-    def _cell(self, row: Mapping[str, Any], key: str) -> str:
-        value = row.get(key, "")
-        return "" if value is None else str(value)
-
-    def _repr_html_(self) -> str:
-        head = "".join(f"<th>{html.escape(key)}</th>" for key in self.columns)
-        body = "".join(
-            "<tr>"
-            + "".join(
-                f"<td>{html.escape(self._cell(row, key))}</td>" for key in self.columns
-            )
-            + "</tr>"
-            for row in self.rows
-        )
-        note = f"<p><em>{html.escape(self.caption)}</em></p>" if self.caption else ""
-        return (
-            f'<table class="gpubook-table"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{body}</tbody></table>{note}"
-        )
-
-    def _repr_markdown_(self) -> str:
-        lines = [
-            "| " + " | ".join(self.columns) + " |",
-            "|" + "|".join(" --- " for _ in self.columns) + "|",
-        ]
-        lines += [
-            "| "
-            + " | ".join(
-                self._cell(row, key).replace("|", "\\|") for key in self.columns
-            )
-            + " |"
-            for row in self.rows
-        ]
-        return "\n".join(lines) + (f"\n\n*{self.caption}*\n" if self.caption else "\n")
-
-    def __str__(self) -> str:
-        widths = {
-            key: max(len(key), *(len(self._cell(row, key)) for row in self.rows))
-            for key in self.columns
-        }
-        lines = ["  ".join(key.ljust(widths[key]) for key in self.columns)]
-        lines += [
-            "  ".join(self._cell(row, key).ljust(widths[key]) for key in self.columns)
-            for row in self.rows
-        ]
-        text = "\n".join(line.rstrip() for line in lines)
-        return text + (f"\n({self.caption})" if self.caption else "")
-
-    __repr__ = __str__
+        super().__init__(rows, caption, fmt="")
 
 
 # --- What the profiler says a model ran -----------------------------------------------

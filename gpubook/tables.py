@@ -8,7 +8,7 @@ shows as an HTML table (``_repr_html_``), that Markdown exports show as a Markdo
 from __future__ import annotations
 
 import html
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 __all__ = ["Table", "table"]
 
@@ -17,8 +17,9 @@ class Table:
     """Rows of a table (each a mapping of column name -> value) and a caption."""
 
     def __init__(
-        self, rows: Sequence[Mapping[str, Any]], caption: str = "", fmt: str = ".3g"
+        self, rows: Iterable[Mapping[str, Any]], caption: str = "", fmt: str = ".3g"
     ):
+        rows = list(rows)
         if not rows:
             raise ValueError("rows must hold at least one row")
         for row in rows:
@@ -61,7 +62,9 @@ class Table:
             "|" + "|".join(" --- " for _ in self.columns) + "|",
         ]
         lines += [
-            "| " + " | ".join(self.cell(r, c) for c in self.columns) + " |"
+            "| "
+            + " | ".join(self.cell(r, c).replace("|", "\\|") for c in self.columns)
+            + " |"
             for r in self.rows
         ]
         return "\n".join(lines) + (f"\n\n*{self.caption}*\n" if self.caption else "\n")
