@@ -5,12 +5,11 @@ Usage::
 
     python -m gpubook.reference run notebooks/              # every chapter, in place
     python -m gpubook.reference run notebooks/03_compile_basics.ipynb --profile ci
-    python -m gpubook.reference check notebooks/            # stale or broken stored
-    outputs python -m gpubook.reference results                      # write
-    book/reference-results.md python -m gpubook.reference cpu-times notebooks/         #
-    time each notebook on this CPU machine python -m gpubook.reference times
-    # write book/_generated/run-times.md python -m gpubook.reference compare RUN_A/
-    RUN_B/ --threshold 0.25   # two runs' glued values
+    python -m gpubook.reference check notebooks/            # stale or broken stored outputs
+    python -m gpubook.reference results                      # write book/reference-results.md
+    python -m gpubook.reference cpu-times notebooks/         # time each notebook on this CPU machine
+    python -m gpubook.reference times                        # write book/_generated/run-times.md
+    python -m gpubook.reference compare RUN_A/ RUN_B/ --threshold 0.25   # two runs' glued values
 
 ``run`` executes each notebook with nbclient (cells in order, generous timeouts: a first
 compile can take minutes), stores the outputs, and writes provenance into the notebook's

@@ -3,8 +3,8 @@ solutions removed.
 
 Usage::
 
-    python -m gpubook.student notebooks/ --out student/     # every chapter, into
-    student/ python -m gpubook.student notebooks/05_graph_breaks.ipynb --out handout/
+    python -m gpubook.student notebooks/ --out student/     # every chapter, into student/
+    python -m gpubook.student notebooks/05_graph_breaks.ipynb --out handout/
 
 Instructors hand the copies out: every exercise is still there, its worked solution is
 not, and no cell shows an output (learners produce their own). What is removed:
