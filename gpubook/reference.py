@@ -65,6 +65,7 @@ __all__ = [
     "staleness",
     "check_notebook",
     "notebook_paths",
+    "glued_dicts",
     "headlines",
     "results_page",
     "cpu_time_notebook",
@@ -336,14 +337,18 @@ def _minutes(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
 
 
-def headlines(notebook: nbformat.NotebookNode, name: str = "notebook") -> list[dict]:
-    """The headline records glued in ``notebook`` (outputs named ``headline_*``), in
-    order.
-
-    Each record is the dict :func:`gpubook.headline` glued, read back from its stored
-    text form with :func:`ast.literal_eval`, plus ``key`` (the name after
-    ``headline_``). A key glued twice keeps its last value. Raises :class:`ValueError`
-    for a record that cannot be read.
+def glued_dicts(
+    notebook: nbformat.NotebookNode,
+    prefix: str,
+    required: set[str],
+    kind: str,
+    name: str = "notebook",
+) -> dict[str, dict]:
+    """The dicts glued in ``notebook`` under names starting with ``prefix``, by glued
+    name, in order: each read back from its stored text form with
+    :func:`ast.literal_eval`. A name glued twice keeps its last value. Raises
+    :class:`ValueError`, naming ``name`` and the glued name, for a record that cannot be
+    read or lacks a ``required`` key (``kind`` names what a record should be).
     """
     records: dict[str, dict] = {}
     for cell in notebook.cells:
@@ -353,7 +358,7 @@ def headlines(notebook: nbformat.NotebookNode, name: str = "notebook") -> list[d
             if output.get("output_type") not in ("display_data", "execute_result"):
                 continue
             glued = output.get("metadata", {}).get("scrapbook", {}).get("name", "")
-            if not glued.startswith(HEADLINE_PREFIX):
+            if not glued.startswith(prefix):
                 continue
             text = next(
                 (
@@ -371,17 +376,28 @@ def headlines(notebook: nbformat.NotebookNode, name: str = "notebook") -> list[d
                 raise ValueError(
                     f"{name}: glued {glued} is not a readable dict ({error})"
                 ) from None
-            if not isinstance(record, dict) or not {
-                "case",
-                "baseline_seconds",
-                "optimized_seconds",
-            } <= set(record):
+            if not isinstance(record, dict) or not required <= set(record):
                 raise ValueError(
-                    f"{name}: glued {glued} is not a headline record: {text!r:.200}"
+                    f"{name}: glued {glued} is not a {kind} record: {text!r:.200}"
                 )
             records.pop(glued, None)
-            records[glued] = {**record, "key": glued[len(HEADLINE_PREFIX) :]}
-    return list(records.values())
+            records[glued] = record
+    return records
+
+
+def headlines(notebook: nbformat.NotebookNode, name: str = "notebook") -> list[dict]:
+    """The headline records glued in ``notebook`` (outputs named ``headline_*``), in
+    order.
+
+    Each record is the dict :func:`gpubook.headline` glued (see :func:`glued_dicts`),
+    plus ``key`` (the name after ``headline_``).
+    """
+    required = {"case", "baseline_seconds", "optimized_seconds"}
+    records = glued_dicts(notebook, HEADLINE_PREFIX, required, "headline", name)
+    return [
+        {**record, "key": glued[len(HEADLINE_PREFIX) :]}
+        for glued, record in records.items()
+    ]
 
 
 def _load_notebooks(root: Path) -> list[tuple[Path, nbformat.NotebookNode]]:

@@ -57,7 +57,6 @@ Command line::
 from __future__ import annotations
 
 import argparse
-import ast
 import math
 import sys
 from pathlib import Path
@@ -428,45 +427,19 @@ def collect(notebooks: list[Path]) -> dict[str, dict]:
     """The claim records glued in ``notebooks`` (outputs named ``seedclaim_*``), by key.
 
     A key glued twice keeps its last value. Raises :class:`ValueError` for a record that
-    cannot be
-    read.
+    cannot be read.
     """
     import nbformat
+
+    from .reference import glued_dicts
 
     records: dict[str, dict] = {}
     for path in notebooks:
         notebook = nbformat.read(path, as_version=4)
-        for cell in notebook.cells:
-            for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
-                name = output.get("metadata", {}).get("scrapbook", {}).get("name", "")
-                if not name.startswith(PREFIX):
-                    continue
-                text = next(
-                    (
-                        v
-                        for k, v in output.get("data", {}).items()
-                        if k.endswith("text/plain")
-                    ),
-                    None,
-                )
-                try:
-                    record = ast.literal_eval(
-                        text if isinstance(text, str) else "".join(text or [])
-                    )
-                except (ValueError, SyntaxError) as error:
-                    raise ValueError(
-                        f"{path.name}: glued {name} is not a readable dict ({error})"
-                    ) from None
-                if not isinstance(record, dict) or not {
-                    "seed",
-                    "claim",
-                    "verdict",
-                } <= set(record):
-                    raise ValueError(
-                        f"{path.name}: glued {name} is not a claim record: "
-                        f"{text!r:.200}"
-                    )
-                records[name[len(PREFIX) :]] = {**record, "chapter_file": path.name}
+        required = {"seed", "claim", "verdict"}
+        glued = glued_dicts(notebook, PREFIX, required, "claim", path.name)
+        for name, record in glued.items():
+            records[name[len(PREFIX) :]] = {**record, "chapter_file": path.name}
     return records
 
 
