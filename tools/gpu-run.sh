@@ -23,7 +23,11 @@ fi
 python3 -m ipykernel install --user >/dev/null 2>&1 || { echo "ipykernel install failed"; exit 3; }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,temperature.gpu --format=csv,noheader || true
 start=$(date +%s)
-python3 -m gpubook.reference run "$@" 2>&1 | tee "$out/run.log"
+# GPU_RUN_LIMIT (seconds): stop the run in time to tar the notebooks finished so far (each
+# notebook is written as soon as it has run), instead of losing all of them to the caller's cap.
+limit=()
+if [ -n "${GPU_RUN_LIMIT:-}" ]; then limit=(timeout -s INT -k 15 "$GPU_RUN_LIMIT"); fi
+"${limit[@]}" python3 -m gpubook.reference run "$@" 2>&1 | tee "$out/run.log"
 status=${PIPESTATUS[0]}
 echo "gpu-run: $(( $(date +%s) - start )) s, exit $status" | tee -a "$out/run.log"
 targets=()
