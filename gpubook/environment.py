@@ -242,18 +242,22 @@ def _notes(facts: dict[str, Any]) -> list[str]:
     if facts["device"] == "cpu":
         notes.append(
             "No CUDA GPU found: this notebook runs on the CPU at the "
-            f"'{facts['profile']}' profile's sizes. GPU-only sections say so and are skipped; "
+            f"'{facts['profile']}' profile's sizes. "
+            "GPU-only sections say so and are skipped; "
             "the published book shows the outputs of a run on an NVIDIA H100."
         )
     if facts["cxx_compiler"] == "missing":
         notes.append(
-            "No C++ compiler found: torch.compile cannot build CPU kernels. Install one "
-            "(Debian/Ubuntu: 'sudo apt-get install g++'; macOS: 'xcode-select --install'); "
+            "No C++ compiler found: torch.compile cannot build CPU kernels. "
+            "Install one "
+            "(Debian/Ubuntu: 'sudo apt-get install g++'; "
+            "macOS: 'xcode-select --install'); "
             "compiled CPU examples are skipped until then."
         )
     if facts["device"].startswith("cuda") and facts["triton"] == "not installed":
         notes.append(
-            "Triton is not installed: torch.compile cannot build GPU kernels ('pip install triton')."
+            "Triton is not installed: torch.compile cannot build GPU kernels "
+            "('pip install triton')."
         )
     return notes
 

@@ -77,22 +77,32 @@ class Headline(dict):
         from .timing import format_ratio, format_seconds
 
         text = (
-            f"headline: {self['case']}: {self['baseline']} {format_seconds(self['baseline_seconds'])}, "
+            f"headline: {self['case']}: {self['baseline']} "
+            f"{format_seconds(self['baseline_seconds'])}, "
             f"{self['optimized']} {format_seconds(self['optimized_seconds'])}"
         )
         if not self.get("comparable", True):
-            text += f" (not a like-for-like speedup: {self.get('note') or 'see the chapter'})"
+            text += (
+                " (not a like-for-like speedup: "
+                f"{self.get('note') or 'see the chapter'})"
+            )
         else:
             text += f" ({format_ratio(self['speedup'])}x"
             if self.get("speedup_low") is not None:
-                text += f" [{format_ratio(self['speedup_low'])}x, {format_ratio(self['speedup_high'])}x]"
+                text += (
+                    f" [{format_ratio(self['speedup_low'])}x, "
+                    f"{format_ratio(self['speedup_high'])}x]"
+                )
             if self.get("verdict"):
                 text += f": {self['verdict']}"
             text += ")"
         if self.get("mode"):
             text += f", {self['mode']}"
         if self["limit_fraction"] is not None:
-            text += f", {self['limit_fraction']:.0%} of {self['limit'] or 'the hardware limit'}"
+            text += (
+                f", {self['limit_fraction']:.0%} of "
+                f"{self['limit'] or 'the hardware limit'}"
+            )
         return text
 
 
@@ -103,7 +113,8 @@ def _ratio_fields(ratio: Any) -> tuple[float, float, float, str]:
         fields = (ratio.estimate, ratio.low, ratio.high, ratio.verdict)
     except AttributeError:
         raise TypeError(
-            f"ratio must have .estimate, .low, .high and .verdict (a gpubook Ratio), got {type(ratio).__name__}"
+            "ratio must have .estimate, .low, .high and .verdict (a gpubook Ratio), "
+            f"got {type(ratio).__name__}"
         ) from None
     estimate, low, high, verdict = fields
     for name, value in (
@@ -178,7 +189,8 @@ def headline(
         raise TypeError(f"note must be a str or None, got {type(note).__name__}")
     if not comparable and not note:
         raise ValueError(
-            "a headline with comparable=False needs a note saying why it is not like for like"
+            "a headline with comparable=False needs a note saying why it is not "
+            "like for like"
         )
     speedup = float(baseline_seconds) / float(optimized_seconds)
     low = high = verdict = None

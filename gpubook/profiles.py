@@ -43,7 +43,8 @@ def get_profile() -> str:
     if name:
         if name not in PROFILES:
             raise ValueError(
-                f"{PROFILE_VARIABLE}={name!r} is not a known profile; expected one of {PROFILES}"
+                f"{PROFILE_VARIABLE}={name!r} is not a known profile; "
+                f"expected one of {PROFILES}"
             )
         return name
     if _truthy(os.environ.get("CI")):

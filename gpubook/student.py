@@ -3,7 +3,7 @@ solutions removed.
 
 Usage::
 
-    python -m gpubook.student notebooks/ --out student/     # every chapter, into student/
+    python -m gpubook.student notebooks/ --out student/  # every chapter, into student/
     python -m gpubook.student notebooks/05_graph_breaks.ipynb --out handout/
 
 Instructors hand the copies out: every exercise is still there, its worked solution is
@@ -142,7 +142,8 @@ def _strip_markdown(
                 index = _closing_line(lines, index, directive.group("fence")) + 1
             elif name == SOLUTION_START:
                 raise ValueError(
-                    f"{where}: a {{solution-start}} inside another solution (missing {{solution-end}})"
+                    f"{where}: a {{solution-start}} inside another solution (missing "
+                    f"{{solution-end}})"
                 )
             else:
                 index += 1
@@ -214,7 +215,8 @@ def student_notebook(
             cells.append(cell)
     if in_solution:
         raise ValueError(
-            f"{name}, cell {start_cell}: a {{solution-start}} without its {{solution-end}}"
+            f"{name}, cell {start_cell}: a {{solution-start}} without its "
+            f"{{solution-end}}"
         )
     result.cells = cells
     return result
@@ -232,7 +234,8 @@ class StudentSummary:
 
     def __str__(self) -> str:
         return (
-            f"{self.target}: {self.exercises} exercises kept, {self.solutions_removed} solutions "
+            f"{self.target}: {self.exercises} exercises kept, "
+            f"{self.solutions_removed} solutions "
             f"and {self.cells_removed} cells removed, outputs cleared"
         )
 
@@ -268,7 +271,8 @@ def write_student_edition(
         target = out / path.name
         if target.resolve() == path.resolve():
             raise ValueError(
-                f"--out must differ from the notebooks' folder: {target} would overwrite {path}"
+                f"--out must differ from the notebooks' folder: {target} would "
+                f"overwrite {path}"
             )
         nbformat.write(student, target)
         summaries.append(
