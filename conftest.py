@@ -1,4 +1,5 @@
-"""Test-wide settings: notebooks executed by the tests use the small ``ci`` sizes unless told otherwise."""
+"""Test-wide settings: notebooks executed by the tests use the small ``ci`` sizes
+unless told otherwise."""
 
 import os
 

@@ -53,6 +53,6 @@ def built_book(tmp_path_factory):
 def pytest_configure(config):
     config.addinivalue_line(
         "markers",
-        "slow: executes a notebook in a kernel or a subprocess (seconds); the mutation run "
-        "(CONTRIBUTING.md) leaves these out",
+        "slow: executes a notebook in a kernel or a subprocess (seconds); "
+        "the mutation run (CONTRIBUTING.md) leaves these out",
     )

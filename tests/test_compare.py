@@ -216,7 +216,8 @@ def test_compare_runs_reports_moved_numbers_and_changed_verdicts(tmp_path):
     assert result.unmatched == [f"02_only_a.ipynb (only in {a})"]
     assert result.share_within == 0.6
     assert result.summary() == (
-        "compare: 3 of 5 glued numbers within ±25% (60.0%); 2 of 3 glued verdicts unchanged; "
+        "compare: 3 of 5 glued numbers within ±25% (60.0%); "
+        "2 of 3 glued verdicts unchanged; "
         "2 glued values in one run only; 1 notebooks in one folder only"
     )
 
@@ -240,9 +241,9 @@ def test_identical_runs_compare_clean(tmp_path):
         and result.changed == []
         and result.only_a == result.only_b == []
     )
-    assert (
-        result.summary()
-        == "compare: 7 of 7 glued numbers within ±25% (100.0%); 3 of 3 glued verdicts unchanged"
+    assert result.summary() == (
+        "compare: 7 of 7 glued numbers within ±25% (100.0%); "
+        "3 of 3 glued verdicts unchanged"
     )
 
 
@@ -257,7 +258,7 @@ def test_compare_rejects_bad_input(tmp_path):
 def test_empty_comparison():
     result = reference.RunComparison(0.25)
     assert result.share_within == 1.0
-    assert (
-        result.report()
-        == "compare: 0 of 0 glued numbers within ±25% (100.0%); 0 of 0 glued verdicts unchanged"
+    assert result.report() == (
+        "compare: 0 of 0 glued numbers within ±25% (100.0%); "
+        "0 of 0 glued verdicts unchanged"
     )

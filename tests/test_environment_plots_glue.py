@@ -34,7 +34,8 @@ def test_quiet_known_warnings_drops_the_profiler_cycle_warning():
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")
-        environment.quiet_known_warnings()  # re-installs its filters in front of "default"
+        # re-installs its filters in front of "default"
+        environment.quiet_known_warnings()
         warnings.warn(
             "Warning: Profiler clears events at the end of each cycle.", UserWarning
         )
@@ -79,7 +80,8 @@ def test_cpu_physical_cores_counts_distinct_socket_core_pairs(tmp_path, monkeypa
     import builtins
 
     cpuinfo = "".join(
-        f"processor\t: {i}\nmodel name\t: Xeon\nphysical id\t: {i // 4}\ncore id\t\t: {i % 2}\n\n"
+        f"processor\t: {i}\nmodel name\t: Xeon\n"
+        f"physical id\t: {i // 4}\ncore id\t\t: {i % 2}\n\n"
         for i in range(8)
     )  # 8 logical CPUs: 2 sockets x 2 cores x 2 threads
     path = tmp_path / "cpuinfo"

@@ -95,7 +95,7 @@ def test_glue_rejects_bad_names(name, myst_calls):
 
 
 # --- headline
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 
 
 @pytest.fixture
@@ -240,7 +240,8 @@ def test_headline_repr_of_older_records():
     }
     assert repr(Headline(old)) == "headline: c: eager 2 s, compiled 1 s (2x)"
     assert repr(Headline({**old, "comparable": False})) == (
-        "headline: c: eager 2 s, compiled 1 s (not a like-for-like speedup: see the chapter)"
+        "headline: c: eager 2 s, compiled 1 s (not a like-for-like speedup: see the "
+        "chapter)"
     )
     assert repr(Headline({**old, "limit_fraction": 0.25})) == (
         "headline: c: eager 2 s, compiled 1 s (2x), 25% of the hardware limit"
@@ -259,7 +260,8 @@ def test_headline_repr_reads_as_one_line(myst_calls):
         limit="copy",
     )
     assert repr(record) == (
-        "headline: a case: eager 2 ms, compiled 1 ms (2x [1.8x, 2.2x]: faster), throughput, 50% of copy"
+        "headline: a case: eager 2 ms, compiled 1 ms (2x [1.8x, 2.2x]: faster), "
+        "throughput, 50% of copy"
     )
     plain = headline("plain", "b", baseline_seconds=1.0, optimized_seconds=0.25)
     assert repr(plain) == "headline: b: eager 1 s, compiled 250 ms (4x)"

@@ -25,7 +25,8 @@ def _synthetic():
         new_code_cell("x = 41 + 1\nprint(x)", execution_count=1, outputs=[printed]),
         # an exercise and the start of its gated solution in one cell
         new_markdown_cell(
-            "## Exercises\n\n```{exercise} Quick: add one\n:label: ch99-ex1\nWhat is `x + 1`?\n```\n\n"
+            "## Exercises\n\n```{exercise} Quick: add one\n:label: ch99-ex1\n"
+            "What is `x + 1`?\n```\n\n"
             "```{solution-start} ch99-ex1\n:class: dropdown\n```\n\nSolution prose: "
             + SECRET
             + "."
@@ -34,7 +35,8 @@ def _synthetic():
         new_markdown_cell("More solution text: " + SECRET),
         # the end of the solution, followed by the next exercise in the same cell
         new_markdown_cell(
-            "```{solution-end}\n```\n\n```{exercise-start} Change the measured example\n:label: ch99-ex2\n```"
+            "```{solution-end}\n```\n\n"
+            "```{exercise-start} Change the measured example\n:label: ch99-ex2\n```"
         ),
         new_code_cell(
             "y = x * 2  # part of the exercise: kept",
@@ -49,9 +51,8 @@ def _synthetic():
             + "\n```python\ny = x * 2\n```\n````\n\nAfter the block."
         ),
         new_markdown_cell(
-            ":::{exercise} Open question\n:label: ch99-ex3\nWhy?\n:::\n\n:::{solution} ch99-ex3\n"
-            + SECRET
-            + "\n:::"
+            ":::{exercise} Open question\n:label: ch99-ex3\nWhy?\n:::\n\n"
+            ":::{solution} ch99-ex3\n" + SECRET + "\n:::"
         ),
         # a fenced code sample that merely shows the markup is copied verbatim
         new_markdown_cell("Markup sample:\n\n`````md\n```{solution} x\n```\n`````"),
@@ -157,7 +158,8 @@ def test_summary_counts(tmp_path):
     assert summary.source == source / "99_synthetic.ipynb"
     assert summary.target == tmp_path / "out" / "99_synthetic.ipynb"
     assert str(summary) == (
-        f"{summary.target}: 3 exercises kept, 3 solutions and 2 cells removed, outputs cleared"
+        f"{summary.target}: 3 exercises kept, 3 solutions and 2 cells removed, "
+        "outputs cleared"
     )
 
 
@@ -184,7 +186,8 @@ def test_main_in_process(tmp_path, capsys):
     nbformat.write(_synthetic(), source / "99_synthetic.ipynb")
     assert student.main([str(source), "--out", str(tmp_path / "out")]) == 0
     assert capsys.readouterr().out == (
-        f"{tmp_path / 'out' / '99_synthetic.ipynb'}: 3 exercises kept, 3 solutions and 2 cells removed, "
+        f"{tmp_path / 'out' / '99_synthetic.ipynb'}: 3 exercises kept, 3 solutions "
+        "and 2 cells removed, "
         "outputs cleared\n"
     )
     assert (
