@@ -17,7 +17,7 @@ import pytest
 from conftest import ROOT
 
 NOTEBOOKS_FORMATTED = True  # notebooks/*.ipynb
-PACKAGE_FORMATTED = False  # gpubook/, tests/, conftest.py
+PACKAGE_FORMATTED = True  # gpubook/, tests/, conftest.py
 
 AREAS = {
     "package": (["gpubook", "tests", "conftest.py"], PACKAGE_FORMATTED),
