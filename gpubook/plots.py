@@ -333,12 +333,11 @@ def cumulative_time(
         label="compiled (first call includes compiling)",
         color=COLORS["compiled"],
     )
-    for (_, low, high), start, color in (
-        (eager_spread, 0.0, COLORS["eager"]),
-        (compiled_spread, first_call_seconds, COLORS["compiled"]),
+    for (_, low, high), start, offset, color in (
+        (eager_spread, 0.0, 0, COLORS["eager"]),
+        (compiled_spread, first_call_seconds, 1, COLORS["compiled"]),
     ):
         if low is not None:
-            offset = 0 if start == 0 else 1
             ax.fill_between(
                 xs,
                 [start + (x - offset) * low for x in xs],

@@ -314,6 +314,20 @@ def test_cumulative_time_default_and_given_call_counts():
             plots.cumulative_time(2.0, 1.0, 10.0, "t", calls=calls)
 
 
+def test_cumulative_time_band_surrounds_its_line_with_a_free_first_call():
+    # first call 0 s (allowed): the compiled line is (x - 1) x median; its band must be
+    # (x - 1) x q25 to (x - 1) x q75 around it, not x x q25 to x x q75 beside it
+    ax = plots.cumulative_time(
+        Spread(2.0, 1.5, 3.0), Spread(1.0, 0.5, 1.5), 0.0, "t", calls=11
+    ).axes[0]
+    line = ax.lines[1]
+    band = ax.collections[1].get_paths()[0].vertices
+    assert line.get_ydata()[0] == 0.0
+    assert {(1.0, 0.0), (11.0, 5.0), (11.0, 15.0)} <= {
+        (float(x), float(y)) for x, y in band
+    }
+
+
 def test_cumulative_time_bands_follow_the_spread():
     ax = plots.cumulative_time(
         Spread(2.0, 1.5, 3.0), Spread(1.0, 0.5, 1.5), 10.0, "t", calls=11

@@ -252,6 +252,8 @@ def test_median_interval_ranks():
         955.0,
         1044.0,
     )
+    # n = 9: P(B <= 1) = 10/512 = 2.0% < 2.5% < P(B <= 2): the 2nd and 8th values
+    assert timing._median_interval([float(i) for i in range(9)], 0.95) == (1.0, 7.0)
     assert timing._median_interval([float(i) for i in range(1000)], 0.95) == (
         468.0,
         531.0,
@@ -304,8 +306,12 @@ def test_ratio_verdict_at_the_margins():
     assert Ratio(1.0, 1.0, 1.0).low == 1.0  # low == high is allowed
     with pytest.raises(ValueError, match="margin"):
         Ratio(1.0, 0.9, 1.1, margin=-0.1)
-    for bad in ((0.0, 0.0, 1.0), (1.0, 0.0, 1.0), (1.0, 1.0, math.inf)):
-        with pytest.raises(ValueError):
+    for bad, name in (
+        ((0.0, 0.0, 1.0), "estimate"),
+        ((1.0, 0.0, 1.0), "low"),
+        ((1.0, 1.0, math.inf), "high"),
+    ):
+        with pytest.raises(ValueError, match=name):
             Ratio(*bad)
     with pytest.raises(ValueError, match=r"low \(2.0\) must not exceed high \(1.0\)"):
         Ratio(1.5, 2.0, 1.0)
@@ -330,6 +336,22 @@ def test_ratio_interval_brackets_the_estimate_and_narrows_with_confidence():
     assert same.low < 1 < same.high and same.verdict == "no clear difference"
     assert ratio(base, other, margin=0.2).margin == 0.2
     assert ratio(base, other) == wide  # the same resamples each time
+
+
+def test_bootstrap_is_the_percentile_interval_of_2000_seeded_resamples():
+    import numpy as np
+
+    base = np.array([1.0, 2.0, 3.0, 5.0, 8.0, 13.0, 21.0])
+    other = np.array([2.0, 3.0, 4.0, 7.0, 11.0])
+    rng = np.random.default_rng(0)
+    rows = rng.integers(0, 7, size=(2000, 7))
+    cols = rng.integers(0, 5, size=(2000, 5))
+    ratios = np.median(base[rows], axis=1) / np.median(other[cols], axis=1)
+    for confidence in (0.95, 0.8):
+        tail = (1 - confidence) / 2 * 100
+        expected = tuple(np.percentile(ratios, [tail, 100 - tail]))
+        assert timing._bootstrap(base, other, False, confidence) == expected
+    assert timing.BOOTSTRAP_RESAMPLES == 2000
 
 
 def test_paired_ratio_of_proportional_rounds_is_exact():
@@ -397,6 +419,18 @@ def test_compare_stops_at_max_rounds_but_not_before_the_minimum(clock):
     result = compare(variants, mode="latency", warmup=0, rounds=20, max_rounds=15)
     assert result["b"].n == 20
     assert result.ratio("b").estimate == 0.5 and result.ratio("b").verdict == "slower"
+
+
+def test_compare_calibrates_each_throughput_block(clock):
+    # one call of 2^-12 s and a block target of a tenth of min_run_time (2^-6 s)
+    result = compare(
+        {"a": clock.work(2.0**-12), "b": clock.work(2.0**-11)},
+        warmup=0,
+        min_run_time=10 * 2.0**-6,
+    )
+    assert result["a"].calls_per_block == 64 and result["b"].calls_per_block == 32
+    assert result["a"].calls == 64 * result["a"].n
+    assert result["a"].median == 2.0**-12 and result.ratio("b").estimate == 0.5
 
 
 def test_compare_passes_arguments_baseline_margin_and_confidence(clock):
@@ -562,6 +596,7 @@ def test_break_even_rounds_up_and_is_at_least_one():
     assert break_even_calls(0.0, 2.0, 1.0) == 1.0
     assert break_even_calls(1.0, 1.0, 1.0) == math.inf
     assert break_even_calls(1.0, 1.0, 0.0) == 1.0
+    assert break_even_calls(1.0, 0.0, 0.0) == math.inf
     assert isinstance(break_even_calls(3.0, 2.0, 1.0), float)
 
 
