@@ -127,6 +127,12 @@ def test_short_error_defaults_cut_at_twelve_lines_and_three_frames():
     plain = RuntimeError("broken\nSet TORCHDYNAMO_VERBOSE=1 for more\nSet again")
     assert short_error(plain) == "RuntimeError: broken"
     assert short_error(KeyError("k")) == "KeyError: 'k'"
+    # the advice right after the last frame is not that frame's source line
+    bare = RuntimeError(
+        'why\nfrom user code:\n  File "/p/m.py", line 2, in f\n'
+        "Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace"
+    )
+    assert short_error(bare) == "RuntimeError: why\nfrom user code:\n  m.py:2 in f"
 
 
 def test_short_error_checks_its_arguments():
@@ -147,22 +153,26 @@ def test_short_error_checks_its_arguments():
     )
 
 
-def test_graph_report_unpacks_and_counts_a_trailing_break():
+def test_graph_report_unpacks_and_hides_what_fn_prints(monkeypatch, capsys):
     report = GraphReport(graphs=2, breaks=1, reasons=["r"])
     assert list(report) == [2, 1, ["r"]]
 
-    def noisy(x):
-        print("printed inside")
-        return torch.sin(x) + 1
+    class Explanation:
+        graph_count, graph_break_count, break_reasons = 1, 0, []
 
-    import io
-    from contextlib import redirect_stdout
+    def explain(fn):
+        def run(*args, **kwargs):
+            fn(*args, **kwargs)
+            return Explanation
 
-    out = io.StringIO()
-    with redirect_stdout(out):
-        graphs, breaks, reasons = graph_report(noisy, torch.ones(2))
-    assert (graphs, breaks, reasons) == (1, 0, [])
-    assert out.getvalue() == ""  # what fn prints is not shown
+        return run
+
+    resets = []
+    monkeypatch.setattr(torch._dynamo, "explain", explain)
+    monkeypatch.setattr(torch.compiler, "reset", lambda: resets.append(1))
+    graphs, breaks, reasons = graph_report(print, "printed inside")
+    assert (graphs, breaks, reasons) == (1, 0, []) and resets == [1]
+    assert capsys.readouterr().out == ""  # what fn prints is not shown
 
 
 def test_graph_report_counts_break_reasons_when_explain_misses_them(monkeypatch):
@@ -192,6 +202,15 @@ def test_count_compiles_keeps_dynamo_warnings_quiet():
         warnings.simplefilter("always")
         assert count_compiles(f, [(torch.ones(2),)]) == 1
     assert caught == []
+
+
+def test_count_compiles_checks_its_arguments():
+    with pytest.raises(TypeError, match="fn must be callable, got int"):
+        count_compiles(3, [(1,)])
+    with pytest.raises(ValueError, match="calls must hold at least one tuple"):
+        count_compiles(torch.sin, [])
+    with pytest.raises(TypeError, match="fn must be callable, got str"):
+        graph_report("f")
 
 
 def test_recompile_reasons_strip_ids_and_comments():

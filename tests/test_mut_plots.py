@@ -18,7 +18,10 @@ from gpubook import environment, plots  # noqa: E402
 
 @pytest.fixture(autouse=True)
 def _fixed_caption(monkeypatch):
-    monkeypatch.setattr(plots, "caption", lambda device=None, dtype=None: "CAPTION")
+    def caption(device=None, dtype=None):
+        return "CAPTION" if device is dtype is None else f"CAPTION {device} {dtype}"
+
+    monkeypatch.setattr(plots, "caption", caption)
 
 
 @pytest.fixture(autouse=True)
@@ -90,6 +93,12 @@ def test_spread_of_each_kind_of_value():
         plots.spread((1, 2))
     with pytest.raises(TypeError, match="got str"):
         plots.spread("1")
+
+    class OnlyEstimate:
+        estimate = 1.0
+
+    with pytest.raises(TypeError, match="got OnlyEstimate"):
+        plots.spread(OnlyEstimate())
 
 
 def test_error_bars_are_distances_below_and_above():
@@ -210,6 +219,9 @@ def test_speedup_bars_draw_the_values_and_their_intervals():
     assert ax.get_title(loc="left") == "demo\nCAPTION"
     assert tuple(fig.get_size_inches()) == (7.5, 2.85)  # 0.45 per bar + 1.5
     assert tuple(plots.speedup_bars(["a"], [2.0], "t").get_size_inches()) == (7.5, 2.5)
+    ax = plots.speedup_bars(["a"], [2.0], "t", device="cpu", dtype="float32").axes[0]
+    assert ax.get_title(loc="left") == "t\nCAPTION cpu float32"
+    assert ax.get_xlabel().startswith("speedup over eager (log scale")
 
 
 def test_speedup_bars_without_spread_label_the_bar_ends():
@@ -263,6 +275,8 @@ def test_versus_size_draws_lines_bands_and_the_limit():
     ax = plots.versus_size([1, 2], {"a": [1.0, 2.0]}, "t", "s", logy=False).axes[0]
     assert ax.get_yscale() == "linear" and not ax.collections and len(ax.lines) == 1
     assert ax.get_xlabel() == "size"
+    ax = plots.versus_size([1], {"a": [1.0]}, "t", "s", device="d", dtype="x").axes[0]
+    assert ax.get_title(loc="left") == "t\nCAPTION d x"
     named = plots.versus_size(
         [1, 2], {"a": [1.0, 2.0]}, "t", "s", limit=5.0, limit_label="peak"
     )
@@ -289,6 +303,12 @@ def test_cumulative_time_lines_cross_at_the_break_even():
     assert ax.get_xlabel() == "number of calls"
     assert ax.get_ylabel() == "cumulative time (s)"
     assert not ax.collections
+    assert matplotlib.colors.to_hex(eager.get_color()) == plots.COLORS["eager"]
+    ax = plots.cumulative_time(2.0, 0.0, 1.0, "t", device="d", dtype="x").axes[0]
+    assert ax.get_title(loc="left") == "t\nCAPTION d x"  # a free call is allowed
+    for args, name in (((-1.0, 1.0, 1.0), "eager"), ((1.0, -1.0, 1.0), "compiled")):
+        with pytest.raises(ValueError, match=f"^{name}_seconds must"):
+            plots.cumulative_time(*args, "t")
 
 
 def test_cumulative_time_default_and_given_call_counts():
@@ -299,7 +319,7 @@ def test_cumulative_time_default_and_given_call_counts():
 
     assert last_x(2.0, 1.0, 2.0) == pytest.approx(10)  # at least 10 calls
     assert last_x(1.0, 2.0, 1.0) == pytest.approx(1000)  # never repays: 1000 calls
-    assert last_x(1.0, 1e-9, 1e7) == pytest.approx(1e7)  # at most 10 million
+    assert last_x(1.0, 1e-9, 1e7) == pytest.approx(1e7, rel=1e-12)  # at most 1e7
     assert last_x(2.0, 1.0, 10.0, calls=5) == pytest.approx(5)
     assert last_x(2.0, 1.0, 10.0, calls=2) == pytest.approx(2)
     # a break-even beyond the plotted calls is not marked
@@ -415,7 +435,10 @@ def test_timeline_rows_bars_and_notes():
     starts = [tuple(line.get_xdata()) for line in ax.lines]
     assert starts == [(0, 0), (50, 50)]
     assert ax.get_xlim() == pytest.approx((0, 101))
-    assert "dark = kernel launches, hatched = waiting for the GPU" in ax.get_xlabel()
+    assert ax.get_xlabel() == (
+        "time (µs; dotted lines: start of each call). Host rows: light = Python and "
+        "operators,\ndark = kernel launches, hatched = waiting for the GPU"
+    )
 
 
 def test_timeline_options_and_groups():
@@ -445,6 +468,14 @@ def test_timeline_options_and_groups():
     # with label_kernels the widest kernel is named unless it is short
     shown = plots.timeline({"eager": FakeTrace(cpu, gpu)}, "t").axes[0]
     assert "k" not in _texts(shown) and "short" not in _texts(shown)
+
+
+def test_timeline_colours_unknown_variants_apart_and_names_the_device():
+    trace = FakeTrace([Span("op", 0, 1, "thread 1")], [])
+    fig = plots.timeline({"x": trace, "y": trace}, "t", device="d", dtype="f")
+    colors = [matplotlib.colors.to_hex(ax.yaxis.label.get_color()) for ax in fig.axes]
+    assert colors == plots._FALLBACK[:2]
+    assert fig.axes[0].get_title(loc="left") == "t\nCAPTION d f"
 
 
 def test_timeline_busiest_threads_and_bad_input():
@@ -560,6 +591,14 @@ def test_roofline_limits_and_plain_labels():
     ax = plots.roofline({"p": [20.0, 1.0]}, bandwidth_gbs=1000, peak_tflops=10).axes[0]
     assert ax.get_xlim() == pytest.approx((2.5, 80))
     assert "p (10% of roof)" in _texts(ax)
+    assert ax.get_title(loc="left") == "Roofline\nCAPTION"
+    # 0.25 of a 2 TFLOP/s roof: 12.5%, shown as 12% (round half to even)
+    ax = plots.roofline({"q": (1.0, 0.25)}, bandwidth_gbs=2000, peak_tflops=10).axes[0]
+    assert "q (12% of roof)" in _texts(ax)
+    ax = plots.roofline(
+        {"q": (1.0, 0.25)}, bandwidth_gbs=2000, peak_tflops=10, device="d", dtype="x"
+    ).axes[0]
+    assert ax.get_title(loc="left") == "Roofline\nCAPTION d x"
 
 
 @pytest.mark.parametrize(

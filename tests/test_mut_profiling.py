@@ -60,6 +60,7 @@ class FakeProfiler:
         return Mark()
 
     def export_chrome_trace(self, path):
+        self.exported = path
         with open(path, "w", encoding="utf-8") as handle:
             json.dump(self.payload, handle)
 
@@ -106,6 +107,26 @@ def test_profile_events_warms_up_then_marks_each_profiled_call(fake_profiler):
         "stop",
     ]
     assert fake.activities == [torch.profiler.ProfilerActivity.CPU]
+
+
+def test_profile_events_defaults_three_warm_up_and_three_profiled_calls(fake_profiler):
+    _, log = fake_profiler([])
+    profile_events(lambda: log.append("call"))
+    assert log.index("start") == 1 + 3 and log.count("call") == 6
+    assert log.count("end mark") == 3
+
+
+def test_profile_events_exports_into_a_folder_it_removes(
+    fake_profiler, tmp_path, monkeypatch
+):
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    fake, _ = fake_profiler({"traceEvents": []})
+    assert profile_events(lambda: None, calls=1, warmup=0) == []
+    folder = os.path.dirname(fake.exported)
+    assert os.path.isabs(fake.exported) and not os.path.exists(folder)
+    assert list(tmp_path.iterdir()) == []  # nothing left in the working folder
 
 
 def test_profile_events_synchronises_on_cuda(fake_profiler):
@@ -238,6 +259,8 @@ def test_trace_shifts_to_the_first_call_and_drops_what_ended_before(monkeypatch)
     monkeypatch.setattr(profiling, "profile_events", fake)
     result = trace(print, 1, 2, calls=2, warmup=5, label="eager", sep="")
     assert seen == {"args": (1, 2), "calls": 2, "warmup": 5, "kwargs": {"sep": ""}}
+    trace(print)
+    assert (seen["calls"], seen["warmup"]) == (3, 3)
     assert result.label == "eager"
     assert [(s.name, s.start_us, s.end_us) for s in result.calls] == [
         ("gpubook call 0", 0.0, 50.0),
@@ -316,6 +339,15 @@ def test_split_row_text_and_table():
     assert str(table) == str(gpu) + "\n" + str(table.splits[1])
     assert repr(table) == str(table)
     assert gpu._repr_html_() == split_table([gpu])._repr_html_()
+    assert cpu._repr_html_() == (
+        '<table class="gpubook-table"><thead><tr><th>variant</th><th>latency</th>'
+        "<th>GPU busy</th><th>host (rest)</th><th>busy</th><th>kernels</th>"
+        "<th>launches</th><th>bound</th></tr></thead><tbody><tr><td>call</td>"
+        "<td>1 ms</td><td>–</td><td>1 ms</td><td>–</td><td>0</td><td>0</td>"
+        "<td>CPU only</td></tr></tbody></table><p><em>latency: median of "
+        "synchronised calls; GPU busy: kernels, copies and fills per call from "
+        "torch.profiler; host: the rest</em></p>"
+    )
 
 
 def test_host_device_split_arithmetic_on_a_fake_event_list(monkeypatch):
@@ -355,13 +387,14 @@ def test_host_device_split_arithmetic_on_a_fake_event_list(monkeypatch):
     assert split.launches_per_call == 1.0
     assert len(split.kernel_names) == 8
     first, second = split.kernel_names[:2]
-    assert first == ("k" * 80, pytest.approx(4e-6), 1.0)
-    assert second == ("small", pytest.approx(4e-6), 1.0)
+    assert first == ("k" * 80, pytest.approx(4e-6, rel=1e-12), 1.0)
+    assert second == ("small", pytest.approx(4e-6, rel=1e-12), 1.0)
     assert all(
         times == pytest.approx(0.25e-6) for _, times, _ in split.kernel_names[2:]
     )
     monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
     assert host_device_split(print, calls=20).gpu is None
+    assert seen["profile"][1:3] == (20, 3)  # three warm-up calls by default
     assert seen["latency"][1]["repeats"] == 20
 
 

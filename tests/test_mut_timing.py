@@ -193,6 +193,17 @@ def test_flush_buffer_is_bytes_on_the_cpu(monkeypatch, clock):
         timing._Sampler(lambda: None, (), {}, "throughput", True)
 
 
+def test_flush_buffer_lives_on_the_gpu_when_cuda_is_in_use(monkeypatch):
+    made = []
+    monkeypatch.setattr(timing, "_cuda_in_use", lambda: True)
+    monkeypatch.setattr(timing, "_cache_bytes", lambda: 64)
+    monkeypatch.setattr(
+        torch, "empty", lambda size, dtype, device: made.append((size, dtype, device))
+    )
+    timing._Sampler(lambda: None, (), {}, "latency", True)
+    assert made == [(64, torch.int8, "cuda")]
+
+
 def test_cache_bytes_on_cuda_is_twice_the_l2(monkeypatch):
     seen = []
 
@@ -270,6 +281,8 @@ def test_median_interval_ranks():
 
 def test_timing_checks_text_and_counts():
     assert Timing(times=(0.0, 1.0)).median == 0.5  # zero is a valid time
+    with pytest.raises(ValueError, match="^times must hold at least one measurement$"):
+        Timing(times=())
     with pytest.raises(ValueError, match="times"):
         Timing(times=(1.0, -1.0))
     with pytest.raises(ValueError, match="mode must be one of"):
@@ -371,14 +384,14 @@ def test_ratio_rejects_bad_input():
         ratio(t, 1.0)
     with pytest.raises(TypeError, match="Timing"):
         ratio((1.0,), t)
-    with pytest.raises(ValueError, match="margin"):
+    with pytest.raises(ValueError, match="^margin must"):
         ratio(t, t, margin=-1)
     for confidence in (0, 1):
         with pytest.raises(ValueError, match="confidence"):
             ratio(t, t, confidence=confidence)
-    with pytest.raises(ValueError, match="positive"):
+    with pytest.raises(ValueError, match="^timings must be positive to form a ratio$"):
         ratio(Timing(times=(0.0, 1.0)), t)
-    with pytest.raises(ValueError, match="positive"):
+    with pytest.raises(ValueError, match="^timings must be positive"):
         ratio(t, Timing(times=(1.0, 0.0)))
     assert ratio(t, Timing(times=(2.0, 4.0)), paired=True).estimate == 0.5
 
@@ -472,13 +485,15 @@ def test_compare_checks_its_arguments(clock):
         compare({"a": ok, "b": ok}, margin=-1)
     with pytest.raises(ValueError, match="warmup"):
         compare({"a": ok, "b": ok}, warmup=-1)
-    with pytest.raises(ValueError, match="rounds"):
+    with pytest.raises(ValueError, match="^rounds must"):
         compare({"a": ok, "b": ok}, rounds=0)
-    with pytest.raises(ValueError, match="max_rounds"):
+    with pytest.raises(ValueError, match="^max_rounds must"):
         compare({"a": ok, "b": ok}, max_rounds=0)
     with pytest.raises(ValueError, match="min_run_time"):
         compare({"a": ok, "b": ok}, min_run_time=-1.0)
     assert clock.log == []  # nothing ran
+    exact = compare({"a": ok, "b": ok}, mode="latency", margin=0, min_run_time=MS)
+    assert exact.margin == 0 and exact.ratio("b").margin == 0
 
 
 def _comparison(mode="throughput", confidence=0.95, margin=0.05):
@@ -591,6 +606,25 @@ def test_time_each_and_its_messages(clock):
         time_each(3, [()])
 
 
+@pytest.mark.parametrize(
+    "args, name",
+    [
+        ((-1.0, 2.0, 1.0), "compile_seconds"),
+        ((1.0, -2.0, 1.0), "eager_seconds"),
+        ((1.0, 2.0, -1.0), "compiled_seconds"),
+    ],
+)
+def test_break_even_names_the_bad_argument(args, name):
+    with pytest.raises(ValueError, match=f"^{name} must"):
+        break_even_calls(*args)
+
+
+def test_default_min_run_time_by_profile(monkeypatch):
+    for profile, seconds in (("gpu", 1.0), ("cpu", 0.5), ("ci", 0.05)):
+        monkeypatch.setenv("GPUBOOK_PROFILE", profile)
+        assert timing.default_min_run_time() == seconds
+
+
 def test_break_even_rounds_up_and_is_at_least_one():
     assert break_even_calls(10.5, 2.0, 1.0) == 10.0  # 9.5 calls: the 10th repays
     assert break_even_calls(0.0, 2.0, 1.0) == 1.0
@@ -669,6 +703,9 @@ class FakeRun:
 
 def test_run_child_runs_the_child_script_with_its_own_caches(monkeypatch, tmp_path):
     fake = FakeRun(stdout='noise\nGPUBOOK_RESULT {"first_call": 1.5}\nmore\n')
+    work = tmp_path / "cwd"
+    work.mkdir()
+    monkeypatch.chdir(work)
     monkeypatch.setattr(timing.subprocess, "run", fake)
     monkeypatch.setenv("TORCH_LOGS", "recompiles")
     spec = {"setup": "x = 1\n", "fn": "fn", "args": "args", "options": ""}
@@ -685,6 +722,7 @@ def test_run_child_runs_the_child_script_with_its_own_caches(monkeypatch, tmp_pa
     assert env["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path)
     assert env["TRITON_CACHE_DIR"] == str(tmp_path / "triton")
     assert "TORCH_LOGS" not in env and env["PATH"] == timing.os.environ["PATH"]
+    assert list(work.iterdir()) == []  # every file lived in a temporary folder
 
 
 def test_run_child_reports_failures_and_timeouts(monkeypatch, tmp_path):
@@ -734,21 +772,28 @@ def test_compile_costs_builds_the_three_specs(monkeypatch):
     assert [t for _, t in specs] == [30, 30, 30]
     timing.compile_costs("fn = len\nargs = ('a',)")
     assert specs[-1][0]["options"] == "" and specs[-1][1] == 900
+    assert (specs[-1][0]["fn"], specs[-1][0]["args"]) == ("fn", "args")
 
 
 @pytest.mark.parametrize(
     "kwargs, error, message",
     [
-        ({"fn": ""}, ValueError, "fn must be a non-empty string"),
+        ({"setup": " "}, ValueError, "^setup must be a non-empty string"),
+        ({"fn": ""}, ValueError, "^fn must be a non-empty string"),
         ({"args": 3}, ValueError, "args must be a non-empty string"),
-        ({"options": {"mode": "x"}}, TypeError, "options must be a string"),
+        (
+            {"options": {"mode": "x"}},
+            TypeError,
+            "^options must be a string holding a Python expression, or None$",
+        ),
         ({"timeout": 0}, ValueError, "timeout"),
     ],
 )
 def test_compile_costs_checks_its_arguments(monkeypatch, kwargs, error, message):
     monkeypatch.setattr(timing, "_run_child", lambda *a: pytest.fail("ran a child"))
+    kwargs = {"setup": "fn = len\nargs = ('a',)", **kwargs}
     with pytest.raises(error, match=message):
-        timing.compile_costs("fn = len\nargs = ('a',)", **kwargs)
+        timing.compile_costs(**kwargs)
 
 
 def test_warm_up_compiler_compiles_a_probe_once_per_device(monkeypatch, clock):
@@ -848,7 +893,7 @@ def test_threads_limits_torch_and_the_blas_pools(monkeypatch):
 
 
 def test_measure_checks_before_running(clock):
-    for kwargs in ({"max_samples": 0}, {"threads": -1}, {"repeats": 0}):
-        with pytest.raises(ValueError):
-            measure(clock.work(MS), **kwargs)
+    for name, value in (("max_samples", 0), ("threads", -1), ("repeats", 0)):
+        with pytest.raises(ValueError, match=f"^{name} must"):
+            measure(clock.work(MS), **{name: value})
     assert clock.log == []
