@@ -58,6 +58,13 @@ def quiet_known_warnings() -> None:
     * torch 2.11's profiler warns once that it "clears events at the end of each cycle",
       a note about its scheduled (cyclic) mode that does not apply to a plain ``with
       profile():`` block, and the warning names a file path of the installation.
+    * Deprecation notices that torch's own internals trigger (torch 2.11): "TypedStorage
+      is deprecated" from Inductor's autotuner and "``isinstance(treespec, LeafSpec)``
+      is deprecated" from ``torch.export``. A reader's code cannot act on them.
+    * Inductor's hint that "TensorFloat32 tensor cores ... available but not enabled",
+      printed with a path of the installation at a float32 matmul compile. Chapter 1
+      teaches that setting and measures its error; the later chapters choose IEEE
+      float32 on purpose where they compare.
     """
     os.environ.setdefault("KINETO_LOG_LEVEL", "6")
     warnings.filterwarnings(
@@ -67,6 +74,11 @@ def quiet_known_warnings() -> None:
     if not any(isinstance(f, _NoCudaRuntimeFilter) for f in logger.filters):
         logger.addFilter(_NoCudaRuntimeFilter())
     warnings.filterwarnings("ignore", message=".*TF32.*deprecated.*")
+    warnings.filterwarnings("ignore", message="TypedStorage is deprecated")
+    warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)`")
+    warnings.filterwarnings(
+        "ignore", message="TensorFloat32 tensor cores for float32 matrix multiplication"
+    )
 
 
 def cxx_compiler() -> str | None:

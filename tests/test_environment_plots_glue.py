@@ -42,6 +42,31 @@ def test_quiet_known_warnings_drops_the_profiler_cycle_warning():
     assert not caught
 
 
+@pytest.mark.parametrize(
+    ("message", "category"),
+    [
+        ("TypedStorage is deprecated. It will be removed in the future", UserWarning),
+        ("`isinstance(treespec, LeafSpec)` is deprecated, use ...", FutureWarning),
+        (
+            "TensorFloat32 tensor cores for float32 matrix multiplication available "
+            "but not enabled. Consider setting ...",
+            UserWarning,
+        ),
+    ],
+)
+def test_quiet_known_warnings_drops_torchs_internal_notices(message, category):
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        environment.quiet_known_warnings()
+        warnings.warn(message, category)
+        warnings.warn("TypedStorage is fine: an unrelated warning", UserWarning)
+    assert [str(w.message) for w in caught] == [
+        "TypedStorage is fine: an unrelated warning"
+    ]
+
+
 def test_caption_names_device_and_torch():
     text = plots.caption("cpu", "float32")
     assert "CPU" in text and "float32" in text and "torch" in text
