@@ -153,6 +153,16 @@ def test_profile_events_synchronises_on_cuda(fake_profiler):
     ]
 
 
+def test_profile_events_needs_cuda_initialised_not_just_available(
+    fake_profiler, monkeypatch
+):
+    fake, log = fake_profiler([], cuda=True)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
+    profile_events(lambda: None, calls=1, warmup=1)
+    assert "sync" not in log
+    assert fake.activities == [torch.profiler.ProfilerActivity.CPU]
+
+
 def test_profile_events_keeps_only_complete_timed_events(fake_profiler):
     kept = _event("cpu_op", "a", 1, 2)
     payload = [
@@ -169,9 +179,9 @@ def test_profile_events_keeps_only_complete_timed_events(fake_profiler):
 def test_profile_events_checks_its_arguments():
     with pytest.raises(TypeError, match="fn must be callable, got int"):
         profile_events(3)
-    with pytest.raises(ValueError, match="calls"):
+    with pytest.raises(ValueError, match="^calls must"):
         profile_events(lambda: None, calls=0)
-    with pytest.raises(ValueError, match="warmup"):
+    with pytest.raises(ValueError, match="^warmup must"):
         profile_events(lambda: None, warmup=-1)
 
 
@@ -216,6 +226,8 @@ def test_spans_sorts_events_into_rows_and_kinds():
     no_tid = {"ph": "X", "cat": "cuda_runtime", "name": "cudaFree", "ts": 0, "dur": 1}
     marks = {"ph": "X", "cat": "user_annotation", "name": "gpubook call 1"}
     assert profiling._spans([no_tid])[0][0].row == "thread ?"
+    nameless = {"ph": "X", "cat": "kernel", "ts": 0, "dur": 1}
+    assert profiling._spans([nameless])[1][0].name == ""
     assert profiling._spans([dict(marks, ts=0, dur=1)])[2][0].row == "thread ?"
     op = {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 0, "dur": 1}
     assert profiling._spans([op])[0][0].row == "thread ?"
@@ -259,7 +271,7 @@ def test_trace_shifts_to_the_first_call_and_drops_what_ended_before(monkeypatch)
     monkeypatch.setattr(profiling, "profile_events", fake)
     result = trace(print, 1, 2, calls=2, warmup=5, label="eager", sep="")
     assert seen == {"args": (1, 2), "calls": 2, "warmup": 5, "kwargs": {"sep": ""}}
-    trace(print)
+    assert trace(print).label == ""
     assert (seen["calls"], seen["warmup"]) == (3, 3)
     assert result.label == "eager"
     assert [(s.name, s.start_us, s.end_us) for s in result.calls] == [
@@ -382,7 +394,7 @@ def test_host_device_split_arithmetic_on_a_fake_event_list(monkeypatch):
     assert seen["latency"] == ((3,), {"warmup": 0, "repeats": 10, "end": ""})
     assert split.wall == 100e-6 and split.label == "v"
     # per call: kernels [10, 16] and the fill [30, 32] (8 µs), plus 9 x 0.5 µs / 2
-    assert split.gpu == pytest.approx((2 * 8 + 4.5) / 2 / 1e6)
+    assert split.gpu == pytest.approx((2 * 8 + 4.5) / 2 / 1e6, rel=1e-12)
     assert split.kernels_per_call == (4 + 9) / 2
     assert split.launches_per_call == 1.0
     assert len(split.kernel_names) == 8
@@ -393,14 +405,15 @@ def test_host_device_split_arithmetic_on_a_fake_event_list(monkeypatch):
         times == pytest.approx(0.25e-6) for _, times, _ in split.kernel_names[2:]
     )
     monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
-    assert host_device_split(print, calls=20).gpu is None
-    assert seen["profile"][1:3] == (20, 3)  # three warm-up calls by default
+    default = host_device_split(print)
+    assert default.gpu is None and default.label == ""
+    assert seen["profile"][1:3] == (20, 3)  # 20 profiled calls, three warm-up
     assert seen["latency"][1]["repeats"] == 20
 
 
 def test_host_device_split_checks_calls_before_running(monkeypatch):
     ran = []
     monkeypatch.setattr(profiling, "profile_events", lambda *a, **k: ran.append(1))
-    with pytest.raises(ValueError, match="calls"):
+    with pytest.raises(ValueError, match="^calls must"):
         host_device_split(print, calls=0)
     assert ran == []
