@@ -44,6 +44,7 @@ __all__ = [
     "kernel_summary",
     "attention_path",
     "fresh_process",
+    "FreshProcessError",
     "BaselineLog",
     "CudagraphNotes",
 ]
@@ -122,7 +123,7 @@ class KernelSummary:
     ``kernels``: GPU kernels per call; ``launches``: launch calls the host made per call
     (a CUDA graph replay is one); ``busy_ms``: summed kernel time per call (ms);
     ``by_category``: ms per call by :func:`kernel_category`, ``counts`` kernels per call
-    by category; ``aten``: calls per call of the
+    by category, ``names`` kernels per call by name; ``aten``: calls per call of the
     ATen operators that tell which attention ran; ``attention_kernels``: names of the
     fused attention kernels seen; ``top``: (name, ms per call, count per call) of the
     costliest kernels. On a CPU the GPU fields are zero and empty.
@@ -137,11 +138,25 @@ class KernelSummary:
     attention_kernels: tuple[str, ...]
     top: tuple[tuple[str, float, float], ...] = field(default_factory=tuple)
     label: str = ""
+    names: dict[str, float] = field(default_factory=dict)
 
     def count(self, category: str) -> float:
         """Kernels per call whose category is ``category`` (see
         :func:`kernel_category`)."""
         return self.counts.get(category, 0.0)
+
+    def count_named(self, *parts: str) -> float:
+        """Kernels per call whose name contains any of ``parts`` (case-insensitive):
+        e.g. ``count_named("to_copy", "copy_kernel")`` counts casts, also those fused
+        into a generated kernel (whose name lists the operations it fused)."""
+        if not parts:
+            raise ValueError("name at least one part of a kernel name")
+        lowered = [part.lower() for part in parts]
+        return sum(
+            count
+            for name, count in self.names.items()
+            if any(part in name.lower() for part in lowered)
+        )
 
     def row(self) -> dict[str, str]:
         cats = ", ".join(
@@ -207,6 +222,7 @@ def kernel_summary(
         attention_kernels=attention,
         top=tuple((name[:70], sum(t) / calls / 1e3, len(t) / calls) for name, t in top),
         label=label,
+        names={name: len(t) / calls for name, t in by_name.items()},
     )
     return summary
 
@@ -262,6 +278,87 @@ _PRELUDE = textwrap.dedent(
 )
 
 
+class FreshProcessError(RuntimeError):
+    """A fresh process (see :func:`fresh_process`) failed or reported nothing.
+
+    ``returncode``: its exit status (negative: killed by that signal); ``signal``: the
+    signal's name (``"SIGSEGV"``) or ``None``; ``tail``: the last lines of its error
+    output; ``where``: for a crash, the innermost Python frame that Python's fault
+    handler printed (``"torch/export/pt2_archive/_package.py, line 1045, in
+    _load_aoti"``), or ``None``. :meth:`describe` says it in words.
+    """
+
+    def __init__(self, message: str, returncode: int | None = None, tail: str = ""):
+        super().__init__(message)
+        self.returncode = returncode
+        self.tail = tail
+        self.signal = _signal_name(returncode)
+        self.where = _innermost_frame(tail)
+
+    def describe(self) -> str:
+        """``'crashed with a segmentation fault (exit -11) in torch/..., line 1045, in
+        _load_aoti'``, ``'exited with status 1: ZeroDivisionError: division by zero'``,
+        or the message when neither applies."""
+        if self.returncode is None:
+            return str(self)
+        if self.signal is not None:
+            what = _SIGNAL_WORDS.get(self.signal, f"signal {self.signal}")
+            text = f"crashed with {what} (exit {self.returncode})"
+            return f"{text} in {self.where}" if self.where else text
+        lines = [line.strip() for line in self.tail.splitlines() if line.strip()]
+        last = lines[-1][:200] if lines else "no error output"
+        return f"exited with status {self.returncode}: {last}"
+
+
+_SIGNAL_WORDS = {
+    "SIGSEGV": "a segmentation fault",
+    "SIGABRT": "an abort",
+    "SIGBUS": "a bus error",
+    "SIGILL": "an illegal instruction",
+    "SIGFPE": "a floating-point exception",
+    "SIGKILL": "a kill signal (out of memory?)",
+}
+
+
+def _signal_name(returncode: int | None) -> str | None:
+    import signal
+
+    if returncode is None or returncode >= 0:
+        return None
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+def _innermost_frame(tail: str) -> str | None:
+    """The first frame of a fault handler's stack (most recent call first), with the
+    path shortened to the package: ``'torch/x.py, line 3, in f'``."""
+    import re
+
+    match = re.search(r'File "([^"]+)", line (\d+) in (\S+)', tail or "")
+    if match is None:
+        return None
+    path, line, function = match.groups()
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in path:
+            path = path.split(marker, 1)[1]
+            break
+    else:
+        path = "/".join(path.replace(os.sep, "/").split("/")[-2:])
+    return f"{path}, line {line}, in {function}"
+
+
+def _no_core_dump() -> None:  # pragma: no cover - runs in the child before exec
+    """A crashing child writes no core file (writing one can take a minute)."""
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
 def fresh_process(
     code: str,
     cache_dir: str | None = None,
@@ -271,12 +368,13 @@ def fresh_process(
     """Run ``code`` in a new Python process and return what it reported.
 
     The code may use what is defined before it: ``IMPORT_TORCH_S`` (seconds ``import
-    torch``
-    took in the child), ``sync()``, ``timed(fn, *args)`` (one synchronised call:
+    torch`` took in the child), ``sync()``, ``timed(fn, *args)`` (one synchronised call:
     ``(seconds, result)``) and ``report(**values)`` (JSON-serialisable values; the last
     report wins). ``cache_dir`` points TorchInductor's and Triton's on-disk caches at
-    that folder (``None``: the caches this process uses). Raises :class:`RuntimeError`
-    with the end of the child's error output if it fails or reports nothing.
+    that folder (``None``: the caches this process uses). The child runs with Python's
+    fault handler on (a crash prints the Python stack) and writes no core file. Raises
+    :class:`FreshProcessError` (a :class:`RuntimeError`) with the exit status and the
+    end of the child's error output if it fails or reports nothing.
     """
     if not isinstance(code, str) or not code.strip():
         raise ValueError("code must be a non-empty string of Python source")
@@ -294,15 +392,16 @@ def fresh_process(
             handle.write(_PRELUDE + "\n" + textwrap.dedent(code))
         try:
             done = subprocess.run(
-                [sys.executable, script],
+                [sys.executable, "-X", "faulthandler", script],
                 env=child_env,
                 capture_output=True,
                 text=True,
                 timeout=timeout,
                 cwd=os.getcwd(),
+                preexec_fn=_no_core_dump if os.name == "posix" else None,
             )
         except subprocess.TimeoutExpired:
-            raise RuntimeError(
+            raise FreshProcessError(
                 f"the fresh process took more than {timeout:.0f} s"
             ) from None
     result = None
@@ -310,14 +409,17 @@ def fresh_process(
         if line.startswith("GPUBOOK_RESULT "):
             result = json.loads(line.split(" ", 1)[1])
     if done.returncode == 0 and result is None:
-        raise RuntimeError(
+        raise FreshProcessError(
             "the fresh process reported nothing (call report(...) in the code)"
         )
     if done.returncode != 0 or result is None:
-        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-8:])
-        raise RuntimeError(
-            f"the fresh process failed (exit {done.returncode}):\n{tail}"
+        lines = (done.stderr or done.stdout or "").strip().splitlines()
+        tail = "\n".join(lines[-12:])
+        error = FreshProcessError(
+            f"the fresh process failed (exit {done.returncode})", done.returncode, tail
         )
+        error.args = (f"the fresh process {error.describe()}\n{tail}".rstrip(),)
+        raise error
     return result
 
 
@@ -424,13 +526,14 @@ class CudagraphNotes(logging.Handler):
     """Collects the messages Inductor logs when it skips CUDA graphs ("skipping
     cudagraphs due to ..."). Use as a context manager; ``notes.messages`` holds the
     messages, and ``notes.skips`` the count of Inductor's ``cudagraph_skips`` counter
-    during the block."""
+    during the block. Inside the block the messages go to the notes only, not to the
+    loggers' own handlers (stderr): the notebook prints what it wants of them."""
 
     def __init__(self):
         super().__init__(level=logging.DEBUG)
         self.messages: list[str] = []
         self.skips = 0
-        self._saved: list[tuple[logging.Logger, int]] = []
+        self._saved: list[tuple[logging.Logger, int, list, bool]] = []
 
     def emit(self, record: logging.LogRecord) -> None:
         message = record.getMessage()
@@ -443,16 +546,24 @@ class CudagraphNotes(logging.Handler):
         self._before = counters["inductor"]["cudagraph_skips"]
         for name in _CUDAGRAPH_LOGGERS:
             logger = logging.getLogger(name)
-            self._saved.append((logger, logger.level))
+            saved = (logger, logger.level, list(logger.handlers), logger.propagate)
+            self._saved.append(saved)
+            for handler in saved[2]:
+                logger.removeHandler(handler)
             logger.addHandler(self)
             logger.setLevel(logging.DEBUG)
+            logger.propagate = False
         return self
 
     def __exit__(self, *exc: Any) -> None:
         from torch._dynamo.utils import counters
 
-        for logger, level in self._saved:
+        for logger, level, handlers, propagate in reversed(self._saved):
             logger.removeHandler(self)
+            for handler in handlers:
+                if handler not in logger.handlers:
+                    logger.addHandler(handler)
             logger.setLevel(level)
+            logger.propagate = propagate
         self._saved.clear()
         self.skips = counters["inductor"]["cudagraph_skips"] - self._before

@@ -115,3 +115,63 @@ def test_section_times(tmp_path):
     bad.write_text("{}")
     with pytest.raises(ValueError):
         workshop.section_times(bad)
+
+
+def test_kernel_summary_counts_kernels_by_name_parts():
+    summary = models.KernelSummary(
+        kernels=3.0,
+        launches=3.0,
+        busy_ms=0.1,
+        by_category={},
+        counts={},
+        aten={},
+        attention_kernels=(),
+        names={
+            "triton_poi_fused__to_copy_0": 2.0,
+            "bfloat16_copy_kernel_cuda": 1.0,
+            "nvjet_gemm": 4.0,
+        },
+    )
+    assert summary.count_named("to_copy", "copy_kernel") == 3.0
+    assert summary.count_named("GEMM") == 4.0
+    assert summary.count_named("nothing") == 0
+    with pytest.raises(ValueError):
+        summary.count_named()
+
+
+@pytest.mark.slow
+def test_fresh_process_names_a_crash(tmp_path):
+    with pytest.raises(models.FreshProcessError) as caught:
+        models.fresh_process("import ctypes\nctypes.string_at(0)")
+    error = caught.value
+    assert error.returncode == -11 and error.signal == "SIGSEGV"
+    assert error.describe().startswith("crashed with a segmentation fault (exit -11)")
+    assert "ctypes/__init__.py" in error.where and "string_at" in error.where
+    assert "segmentation fault" in str(error) and isinstance(error, RuntimeError)
+
+
+def test_fresh_process_error_words():
+    error = models.FreshProcessError("x", 1, "Traceback\nValueError: bad\n")
+    assert error.signal is None and error.where is None
+    assert error.describe() == "exited with status 1: ValueError: bad"
+    assert models.FreshProcessError("timed out").describe() == "timed out"
+    killed = models.FreshProcessError("x", -9, "")
+    assert killed.signal == "SIGKILL" and "(exit -9)" in killed.describe()
+
+
+def test_cudagraph_notes_keep_messages_off_stderr(capsys):
+    import logging
+
+    logger = logging.getLogger("torch._inductor.cudagraph_utils.__cudagraphs")
+    stream = logging.StreamHandler()  # writes to stderr, as torch's handlers do
+    logger.addHandler(stream)
+    try:
+        with models.CudagraphNotes() as notes:
+            logger.warning("skipping cudagraphs due to mutated inputs (1 instances)")
+        assert notes.messages == [
+            "skipping cudagraphs due to mutated inputs (1 instances)"
+        ]
+        assert stream in logger.handlers and notes not in logger.handlers
+    finally:
+        logger.removeHandler(stream)
+    assert "skipping cudagraphs" not in capsys.readouterr().err
