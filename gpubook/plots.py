@@ -26,6 +26,8 @@ __all__ = [
     "caption",
     "new_figure",
     "ratio_ticks",
+    "log_ticks",
+    "plain_number",
     "speedup_bars",
     "versus_size",
     "cumulative_time",
@@ -181,6 +183,76 @@ def ratio_ticks(axis) -> None:
     axis.set_minor_formatter(ticker.NullFormatter())
 
 
+_SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+def plain_number(value: float) -> str:
+    """A tick label without exponents: ``0.05``, ``60``, ``300``, ``2k``, ``1.5M``.
+
+    Values of a thousand and more take an SI suffix (k, M, G, T, P); smaller ones are
+    written out in full, so a log axis reads "40, 60, 100" instead of "4x10^1".
+    """
+    value = float(value)
+    if not math.isfinite(value):
+        return str(value)
+    if value == 0:
+        return "0"
+    sign, value = ("-" if value < 0 else ""), abs(value)
+    for scale, suffix in _SI:
+        if value >= scale * 0.9995:
+            return f"{sign}{value / scale:.3g}{suffix}"
+    if value >= 1:
+        return f"{sign}{value:.3g}"
+    decimals = min(12, 2 - math.floor(math.log10(value)))
+    text = f"{value:.{decimals}f}".rstrip("0").rstrip(".")
+    return sign + (text if text not in ("", "0") else f"{value:.1g}")
+
+
+class _PlainLogLocator(ticker.LogLocator):
+    """Major log ticks at 1, 2, 5 per decade on short ranges, at powers of ten on
+    ranges over three decades (where 1, 2, 5 would crowd)."""
+
+    def tick_values(self, vmin, vmax):
+        if vmin > 0 and vmax > 0 and math.isfinite(vmin) and math.isfinite(vmax):
+            decades = abs(math.log10(vmax) - math.log10(vmin))
+            self.set_params(subs=(1.0, 2.0, 5.0) if decades <= 3 else (1.0,))
+        return super().tick_values(vmin, vmax)
+
+
+class _PlainLogFormatter(ticker.Formatter):
+    """:func:`plain_number` labels for a log axis. As a minor formatter it labels
+    only short ranges: the 3s when the view spans less than a factor of 10 (with the
+    major 1, 2, 5), every minor tick below a factor of 3."""
+
+    def __init__(self, minor: bool = False):
+        self.minor = minor
+
+    def __call__(self, value, pos=None):
+        if value <= 0:
+            return ""
+        if self.minor:
+            low, high = sorted(abs(v) for v in self.axis.get_view_interval())
+            span = high / low if low > 0 else math.inf
+            mantissa = round(value / 10 ** math.floor(math.log10(value) + 1e-9), 6)
+            if span >= 10 or (span >= 3 and mantissa != 3):
+                return ""
+        return plain_number(value)
+
+
+def log_ticks(axis) -> None:
+    """Plain numbers on a log-scale axis: "60", "300", "1k" instead of "6x10^1".
+
+    Major ticks at 1, 2, 5 per decade (powers of ten alone over more than three
+    decades); on a range shorter than a factor of 10 the minor ticks get labels
+    too, so the axis always shows at least two numbers. Pass ``ax.xaxis`` or
+    ``ax.yaxis`` after setting the log scale.
+    """
+    axis.set_major_locator(_PlainLogLocator(base=10))
+    axis.set_major_formatter(_PlainLogFormatter())
+    axis.set_minor_locator(ticker.LogLocator(base=10, subs="all"))
+    axis.set_minor_formatter(_PlainLogFormatter(minor=True))
+
+
 def speedup_bars(
     labels: Sequence[str],
     speedups: Sequence[float],
@@ -282,8 +354,10 @@ def versus_size(
             fontsize=9,
         )
     ax.set_xscale("log")
+    log_ticks(ax.xaxis)
     if logy:
         ax.set_yscale("log")
+        log_ticks(ax.yaxis)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.legend()
