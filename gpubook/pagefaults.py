@@ -90,21 +90,23 @@ class FaultCounter:
 
 
 _CHILD = """
-import json, sys, time
+import json, resource, sys, time
 import torch
-import gpubook
-from gpubook.pagefaults import FaultCounter
 spec = json.loads(sys.argv[1])
 namespace = {}
 exec(spec["setup"], namespace)
-counted = FaultCounter(namespace[spec["fn"]])
-args = namespace[spec["args"]]
+fn, args = namespace[spec["fn"]], namespace[spec["args"]]
+faults = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+times, count = [], 0
 with torch.inference_mode():
     for _ in range(3):
-        counted(*args)
-    counted.reset()
-    timing = gpubook.latency(counted, *args, warmup=0, min_run_time=spec["seconds"])
-print(json.dumps({"times": timing.times, "faults_per_call": counted.per_call,
+        fn(*args)
+    while len(times) < 10 or sum(times) < spec["seconds"]:
+        before, start = faults(), time.perf_counter()
+        fn(*args)  # a CPU call: done when it returns
+        times.append(time.perf_counter() - start)
+        count += faults() - before
+print(json.dumps({"times": times, "faults_per_call": count / len(times),
                   "threads": torch.get_num_threads()}))
 """
 
@@ -129,8 +131,10 @@ def fresh_process(
     label: str = "",
     timeout: float = 300,
 ) -> FreshResult:
-    """Latency of ``fn(*args)`` and its minor page faults per call, measured in a fresh
-    Python process (under ``torch.inference_mode``, after three warm-up calls).
+    """Latency of a CPU call ``fn(*args)`` and its minor page faults per call, measured
+    in a fresh Python process (under ``torch.inference_mode``, after three warm-up
+    calls; at least ten calls and ``seconds`` of them; the child imports torch, not
+    gpubook).
 
     ``setup`` is Python source that defines ``fn`` and ``args`` (names changeable);
     ``env`` adds environment variables for that process only. On failure the result
