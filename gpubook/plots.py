@@ -598,6 +598,169 @@ def timeline(
     return fig
 
 
+def _percent(share: float) -> str:
+    """A share of a roof in percent: whole numbers from 10%, two significant figures
+    below (``"3.2"``, ``"0.036"``), so a small share never reads as 0%."""
+    value = 100 * share
+    if round(value) >= 10:
+        return f"{value:.0f}"
+    decimals = max(0, 1 - math.floor(math.log10(value)))
+    text = f"{value:.{decimals}f}"
+    return text if float(text) < 10 else "10"
+
+
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+
+
+def _renderer(fig):
+    """A renderer to measure text with (the figure's own canvas where it has one)."""
+    try:
+        return fig.canvas.get_renderer()
+    except AttributeError:
+        from matplotlib.backends.backend_agg import RendererAgg
+
+        return RendererAgg(fig.bbox.width, fig.bbox.height, fig.dpi)
+
+
+def _text_size(ax, text: str, renderer, fontsize: float = 8) -> tuple[float, float]:
+    """Width and height in display pixels of ``text`` drawn unrotated."""
+    probe = ax.text(0, 0, text, fontsize=fontsize)
+    extent = probe.get_window_extent(renderer)
+    probe.remove()
+    return extent.width, extent.height
+
+
+def _overlap(a, b) -> float:
+    """Overlap area of two display boxes ``(x0, y0, x1, y1)``."""
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    return w * h if w > 0 and h > 0 else 0.0
+
+
+def _inside(box, frame) -> bool:
+    return (
+        box[0] >= frame[0]
+        and box[1] >= frame[1]
+        and box[2] <= frame[2]
+        and box[3] <= frame[3]
+    )
+
+
+def _point_styles(centres) -> list[tuple[str, bool]]:
+    """(marker, hollow) per point ``(x_px, y_px, colour)``: a marker shape that no
+    earlier point of the same colour or close by has, hollow (a ring) where an
+    earlier marker lies underneath, so both stay visible."""
+    styles: list[tuple[str, bool]] = []
+    for i, (x, y, color) in enumerate(centres):
+        near = [
+            j
+            for j in range(i)
+            if abs(centres[j][0] - x) < 12 and abs(centres[j][1] - y) < 12
+        ]
+        same = [j for j in range(i) if centres[j][2] == color]
+        taken = {styles[j][0] for j in near + same}
+        marker = next((m for m in _MARKERS if m not in taken), _MARKERS[i % 7])
+        styles.append((marker, bool(near)))
+    return styles
+
+
+def _label_offsets(pt: float):
+    """Label offsets (display pixels) with alignments, in order of preference: right
+    of the point, below then above, then left; then further out, alternating below
+    and above at growing distances."""
+    offsets = []
+    for ring in range(6):
+        dy = (3 + 11 * ring) * pt
+        for dx, ha in ((7 * pt, "left"), (-7 * pt, "right")):
+            offsets += [(dx, -dy, ha, "top"), (dx, dy, ha, "bottom")]
+    return offsets
+
+
+def _place_labels(ax, sizes, anchors, obstacles, line_samples):
+    """Offset (points), alignment and "far" flag for each label of size ``(w, h)``
+    at its point ``anchors[i]`` (display pixels): inside the axes, over no marker,
+    error bar, roof label or earlier label, preferably off the roof line."""
+    pt = ax.figure.dpi / 72
+    frame = tuple(ax.bbox.extents)
+    placed, chosen = [], []
+    for (width, height), (x, y) in zip(sizes, anchors):
+        best = None
+        for index, (dx, dy, ha, va) in enumerate(_label_offsets(pt)):
+            x0 = x + dx - (width + 2 if ha == "right" else 0)
+            y0 = y + dy - (height if va == "top" else 0)
+            box = (x0, y0, x0 + width + 2, y0 + height)
+            hard = sum(_overlap(box, other) for other in obstacles + placed)
+            crossing = any(
+                box[0] <= sx <= box[2] and box[1] <= sy <= box[3]
+                for sx, sy in line_samples
+            )
+            # crossing the roof line costs as much as one step further out
+            score = (not _inside(box, frame), hard > 0, hard, index + 4 * crossing)
+            if best is None or score < best[0]:
+                best = (score, box, (dx / pt, dy / pt, ha, va, index >= 4))
+        placed.append(best[1])
+        chosen.append(best[2])
+    return chosen
+
+
+def _bandwidth_label(ax, text, roof_line, points_px, renderer):
+    """Write ``text`` along the slanted roof, just above it, at the first spot (from
+    the left) where it covers no point; returns the display boxes it covers."""
+    xs, roof, ridge, peak = roof_line
+    pt = ax.figure.dpi / 72
+    to_px = ax.transData.transform
+    (x0, y0), (x1, y1) = to_px((xs[0], roof[0])), to_px((ridge, peak))
+    angle = math.atan2(y1 - y0, x1 - x0)
+    along, normal = (
+        (math.cos(angle), math.sin(angle)),
+        (-math.sin(angle), math.cos(angle)),
+    )
+    length, height = _text_size(ax, text, renderer)
+    gap = 4 * pt
+    frame = ax.bbox.extents
+    slanted = [i for i, x in enumerate(xs) if x < ridge]
+    order = [8] + [i for i in range(4, len(xs), 4) if i != 8]
+    chosen = 8
+    for i in (i for i in order if i in slanted):
+        ax_, ay = to_px((xs[i], roof[i]))
+        end = (ax_ + along[0] * length, ay + along[1] * length)
+        top = (end[0] + normal[0] * (gap + height), end[1] + normal[1] * (gap + height))
+        if end[0] > x1 or top[1] > frame[3] or top[0] > frame[2]:
+            continue
+        clear = True
+        for px, py, radius in points_px:
+            u = (px - ax_) * along[0] + (py - ay) * along[1]
+            v = (px - ax_) * normal[0] + (py - ay) * normal[1]
+            if (
+                -radius <= u <= length + radius
+                and gap - radius <= v <= gap + height + radius
+            ):
+                clear = False
+                break
+        if clear:
+            chosen = i
+            break
+    ax.annotate(
+        text,
+        (xs[chosen], roof[chosen]),
+        xytext=(normal[0] * gap / pt, normal[1] * gap / pt),
+        textcoords="offset points",
+        fontsize=8,
+        rotation=math.degrees(angle),
+        rotation_mode="anchor",
+        ha="left",
+        va="bottom",
+    )
+    ax_, ay = to_px((xs[chosen], roof[chosen]))
+    boxes, half = [], 0.75 * height
+    for k in range(int(length / height) + 1):
+        s = (k + 0.5) * height
+        cx = ax_ + along[0] * s + normal[0] * (gap + height / 2)
+        cy = ay + along[1] * s + normal[1] * (gap + height / 2)
+        boxes.append((cx - half, cy - half, cx + half, cy + half))
+    return boxes
+
+
 def roofline(
     points,
     *,
@@ -620,7 +783,15 @@ def roofline(
     flat compute roof); they meet at the ridge point, ``peak / bandwidth`` FLOP per
     byte. Name each roof's source with ``bandwidth_label`` and ``peak_label`` ("measured
     copy bandwidth", "datasheet peak, bf16"). With ``show_fraction`` each point is
-    labelled with its share of the roof above it.
+    labelled with its share of the roof above it (two significant figures below 10%).
+
+    Labels are placed for readability: the bandwidth label runs along the slanted
+    roof, above it, where it covers no point; each point's label goes to the first
+    spot (right of the point, below then above, then left, then further out with a
+    thin leader line) that stays inside the axes and covers no marker, error bar or
+    other label. Points of one colour get different marker shapes, and a point drawn
+    over an earlier one is a ring around it. The placement is computed for the
+    figure's size: resizing the figure afterwards can misalign the slanted label.
     """
     for name, value in (("bandwidth_gbs", bandwidth_gbs), ("peak_tflops", peak_tflops)):
         if isinstance(value, bool) or not (
@@ -664,46 +835,11 @@ def roofline(
     xs = [x_low * (x_high / x_low) ** (i / 100) for i in range(101)]
     roof = [min(peak_tflops, x * bandwidth_gbs / 1e3) for x in xs]
     ax.plot(xs, roof, color=COLORS["limit"], linewidth=1.5)
-    ax.annotate(
-        f"{bandwidth_label}: {bandwidth_gbs:,.0f} GB/s",
-        (xs[8], roof[8]),
-        xytext=(0, 6),
-        textcoords="offset points",
-        fontsize=8,
-        rotation=0,
-    )
-    ax.annotate(
-        f"{peak_label}: {peak_tflops:,.0f} TFLOP/s",
-        (ridge, peak_tflops),
-        xytext=(4, 4),
-        textcoords="offset points",
-        fontsize=8,
-    )
     ax.axvline(ridge, color=COLORS["limit"], linestyle=":", linewidth=0.8)
-    for index, (label, intensity, centre, low, high) in enumerate(parsed):
-        color = color_for(label, index)
-        yerr = None if low is None else [[centre - low], [high - centre]]
-        ax.errorbar(
-            [intensity],
-            [centre],
-            yerr=yerr,
-            fmt="o",
-            color=color,
-            capsize=3,
-            markersize=7,
-        )
-        share = centre / min(peak_tflops, intensity * bandwidth_gbs / 1e3)
-        text = f"{label} ({100 * share:.0f}% of roof)" if show_fraction else label
-        ax.annotate(
-            text,
-            (intensity, centre),
-            xytext=(6, -10),
-            textcoords="offset points",
-            fontsize=8,
-            color=color,
-        )
     ax.set_xscale("log")
     ax.set_yscale("log")
+    log_ticks(ax.xaxis)
+    log_ticks(ax.yaxis)
     ax.set_xlim(x_low, x_high)
     lowest = min([p[2] if p[3] is None else p[3] for p in parsed] + [roof[0]])
     ax.set_ylim(lowest / 3, peak_tflops * 3)
@@ -711,7 +847,86 @@ def roofline(
         f"arithmetic intensity (FLOP per byte, log scale); ridge at {ridge:,.0f}"
     )
     ax.set_ylabel("attained TFLOP/s (log scale)")
-    fig.tight_layout()
+    fig.tight_layout()  # labels are placed in display space, after the layout
+    renderer, to_px = _renderer(fig), ax.transData.transform
+    pt = fig.dpi / 72
+    colors = [color_for(p[0], i) for i, p in enumerate(parsed)]
+    centres = [(*to_px((p[1], p[2])), c) for p, c in zip(parsed, colors)]
+    obstacles, anchors = [], []
+    for (label, intensity, centre, low, high), color, (marker, hollow), (
+        x,
+        y,
+        _,
+    ) in zip(parsed, colors, _point_styles(centres), centres):
+        ax.errorbar(
+            [intensity],
+            [centre],
+            yerr=None if low is None else [[centre - low], [high - centre]],
+            fmt=marker,
+            color=color,
+            capsize=3,
+            markersize=10 if hollow else 7,
+            markerfacecolor="none" if hollow else color,
+            markeredgewidth=1.8 if hollow else 1.0,
+        )
+        radius = (5 if hollow else 3.5) * pt + 2
+        obstacles.append((x - radius, y - radius, x + radius, y + radius))
+        if low is not None:
+            bottom, top = to_px((intensity, low))[1], to_px((intensity, high))[1]
+            obstacles.append((x - 3 * pt, bottom, x + 3 * pt, top))
+        anchors.append((x, y))
+    peak_text = f"{peak_label}: {peak_tflops:,.0f} TFLOP/s"
+    room = ax.bbox.x1 - to_px((ridge, peak_tflops))[0] - 4 * pt
+    fits = _text_size(ax, peak_text, renderer)[0] <= room
+    peak_ann = ax.annotate(
+        peak_text,
+        (ridge, peak_tflops),
+        xytext=(4, 4) if fits else (room / pt, 4),
+        textcoords="offset points",
+        fontsize=8,
+        ha="left" if fits else "right",
+    )
+    obstacles.append(tuple(peak_ann.get_window_extent(renderer).extents))
+    obstacles += _bandwidth_label(
+        ax,
+        f"{bandwidth_label}: {bandwidth_gbs:,.0f} GB/s",
+        (xs, roof, ridge, peak_tflops),
+        [(x, y, 3.5 * pt + 2) for x, y, _ in centres],
+        renderer,
+    )
+    texts = []
+    for label, intensity, centre, _, _ in parsed:
+        share = centre / min(peak_tflops, intensity * bandwidth_gbs / 1e3)
+        texts.append(
+            f"{label} ({_percent(share)}% of roof)" if show_fraction else label
+        )
+    samples = [tuple(to_px((x, y))) for x, y in zip(xs, roof)]
+    samples += [
+        ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2) for a, b in zip(samples, samples[1:])
+    ]
+    sizes = [_text_size(ax, text, renderer) for text in texts]
+    for text, p, color, (dx, dy, ha, va, far) in zip(
+        texts, parsed, colors, _place_labels(ax, sizes, anchors, obstacles, samples)
+    ):
+        ax.annotate(
+            text,
+            (p[1], p[2]),
+            xytext=(dx, dy),
+            textcoords="offset points",
+            fontsize=8,
+            color=color,
+            ha=ha,
+            va=va,
+            bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none"},
+            arrowprops={
+                "arrowstyle": "-",
+                "color": color,
+                "linewidth": 0.6,
+                "relpos": (float(ha == "right"), float(va == "top")),
+            }
+            if far
+            else None,
+        )
     return fig
 
 
