@@ -609,6 +609,12 @@ def _percent(share: float) -> str:
     return text if float(text) < 10 else "10"
 
 
+def _rate(value: float) -> str:
+    """A roof's value: whole numbers from 100 (``"2,997"``), three significant
+    figures below (``"67"``, ``"1.3"``), never an exponent."""
+    return f"{value:,.0f}" if value >= 99.95 else plain_number(value)
+
+
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 
 
@@ -665,42 +671,56 @@ def _point_styles(centres) -> list[tuple[str, bool]]:
 
 
 def _label_offsets(pt: float):
-    """Label offsets (display pixels) with alignments, in order of preference: right
-    of the point, below then above, then left; then further out, alternating below
-    and above at growing distances."""
+    """Label offsets (display pixels), alignments and ring, in order of preference:
+    right of the point, below then above, then left, then centred under or over
+    it; then the same further out, at growing distances (ring 1, 2, ...)."""
     offsets = []
     for ring in range(6):
         dy = (3 + 11 * ring) * pt
         for dx, ha in ((7 * pt, "left"), (-7 * pt, "right")):
-            offsets += [(dx, -dy, ha, "top"), (dx, dy, ha, "bottom")]
+            offsets += [(dx, -dy, ha, "top", ring), (dx, dy, ha, "bottom", ring)]
+        offsets += [(0, -dy - 5 * pt, "center", "top", ring)]
+        offsets += [(0, dy + 5 * pt, "center", "bottom", ring)]
     return offsets
 
 
 def _place_labels(ax, sizes, anchors, obstacles, line_samples):
     """Offset (points), alignment and "far" flag for each label of size ``(w, h)``
     at its point ``anchors[i]`` (display pixels): inside the axes, over no marker,
-    error bar, roof label or earlier label, preferably off the roof line."""
+    error bar, roof label or earlier label, preferably near its point and off the
+    roof line. Labels go one by one, in the given order and right-most first (the
+    right edge leaves those points the fewest spots); the better layout is kept."""
     pt = ax.figure.dpi / 72
     frame = tuple(ax.bbox.extents)
-    placed, chosen = [], []
-    for (width, height), (x, y) in zip(sizes, anchors):
-        best = None
-        for index, (dx, dy, ha, va) in enumerate(_label_offsets(pt)):
-            x0 = x + dx - (width + 2 if ha == "right" else 0)
-            y0 = y + dy - (height if va == "top" else 0)
-            box = (x0, y0, x0 + width + 2, y0 + height)
-            hard = sum(_overlap(box, other) for other in obstacles + placed)
-            crossing = any(
-                box[0] <= sx <= box[2] and box[1] <= sy <= box[3]
-                for sx, sy in line_samples
-            )
-            # crossing the roof line costs as much as one step further out
-            score = (not _inside(box, frame), hard > 0, hard, index + 4 * crossing)
-            if best is None or score < best[0]:
-                best = (score, box, (dx / pt, dy / pt, ha, va, index >= 4))
-        placed.append(best[1])
-        chosen.append(best[2])
-    return chosen
+    layouts = []
+    for order in (
+        list(range(len(anchors))),
+        sorted(range(len(anchors)), key=lambda k: (-anchors[k][0], k)),
+    ):
+        placed, chosen, total = [], [None] * len(anchors), 0.0
+        for k in order:
+            (width, height), (x, y) = sizes[k], anchors[k]
+            best = None
+            for index, (dx, dy, ha, va, ring) in enumerate(_label_offsets(pt)):
+                shift = {"left": 0, "center": (width + 2) / 2, "right": width + 2}
+                x0 = x + dx - shift[ha]
+                y0 = y + dy - (height if va == "top" else 0)
+                box = (x0, y0, x0 + width + 2, y0 + height)
+                hard = sum(_overlap(box, other) for other in obstacles + placed)
+                crossing = any(
+                    box[0] <= sx <= box[2] and box[1] <= sy <= box[3]
+                    for sx, sy in line_samples
+                )
+                # crossing the roof line costs as much as one ring further out
+                score = (not _inside(box, frame), hard > 0, hard, index + 6 * crossing)
+                if best is None or score < best[0]:
+                    best = (score, box, (dx / pt, dy / pt, ha, va, ring > 0))
+            placed.append(best[1])
+            chosen[k] = best[2]
+            outside, overlapping, area, steps = best[0]
+            total += 1e6 * outside + 1e4 * overlapping + area + steps
+        layouts.append((total, chosen))
+    return min(layouts, key=lambda layout: layout[0])[1]
 
 
 def _bandwidth_label(ax, text, roof_line, points_px, renderer):
@@ -720,7 +740,7 @@ def _bandwidth_label(ax, text, roof_line, points_px, renderer):
     frame = ax.bbox.extents
     slanted = [i for i, x in enumerate(xs) if x < ridge]
     order = [8] + [i for i in range(4, len(xs), 4) if i != 8]
-    chosen = 8
+    chosen = next((i for i in order if i in slanted), 0)
     for i in (i for i in order if i in slanted):
         ax_, ay = to_px((xs[i], roof[i]))
         end = (ax_ + along[0] * length, ay + along[1] * length)
@@ -875,13 +895,19 @@ def roofline(
             bottom, top = to_px((intensity, low))[1], to_px((intensity, high))[1]
             obstacles.append((x - 3 * pt, bottom, x + 3 * pt, top))
         anchors.append((x, y))
-    peak_text = f"{peak_label}: {peak_tflops:,.0f} TFLOP/s"
-    room = ax.bbox.x1 - to_px((ridge, peak_tflops))[0] - 4 * pt
-    fits = _text_size(ax, peak_text, renderer)[0] <= room
+    peak_text = f"{peak_label}: {_rate(peak_tflops)} TFLOP/s"
+    ridge_x, roof_y = to_px((ridge, peak_tflops))
+    room, width = ax.bbox.x1 - ridge_x - 4 * pt, _text_size(ax, peak_text, renderer)[0]
+    fits = width <= room
+    left = ridge_x + 4 * pt if fits else ax.bbox.x1 - width
+    lift = max(  # above any marker or error bar that reaches over the flat roof
+        [4 * pt]
+        + [b[3] - roof_y + 2 for b in obstacles if b[2] > left and b[0] < left + width]
+    )
     peak_ann = ax.annotate(
         peak_text,
         (ridge, peak_tflops),
-        xytext=(4, 4) if fits else (room / pt, 4),
+        xytext=(4, lift / pt) if fits else (room / pt, lift / pt),
         textcoords="offset points",
         fontsize=8,
         ha="left" if fits else "right",
@@ -889,7 +915,7 @@ def roofline(
     obstacles.append(tuple(peak_ann.get_window_extent(renderer).extents))
     obstacles += _bandwidth_label(
         ax,
-        f"{bandwidth_label}: {bandwidth_gbs:,.0f} GB/s",
+        f"{bandwidth_label}: {_rate(bandwidth_gbs)} GB/s",
         (xs, roof, ridge, peak_tflops),
         [(x, y, 3.5 * pt + 2) for x, y, _ in centres],
         renderer,
@@ -922,7 +948,10 @@ def roofline(
                 "arrowstyle": "-",
                 "color": color,
                 "linewidth": 0.6,
-                "relpos": (float(ha == "right"), float(va == "top")),
+                "relpos": (
+                    {"left": 0.0, "center": 0.5, "right": 1.0}[ha],
+                    float(va == "top"),
+                ),
             }
             if far
             else None,

@@ -130,7 +130,13 @@ CH1 = {  # chapter 1 (cell 81)
     "matmul n=10000": (10000 / 6, 49.0),
     "x * y, 67,108,864": (1 / 12, 0.2504),
 }
-CASES = [(CH1, 2997, 67), (CH3, 2993, 989), (CH8, 2997, 989)]
+CPU = {  # chapter 1 without a GPU: a point just under a low flat roof
+    "matmul n=256": (256 / 6, (0.55, 0.5, 0.6)),
+    "matmul n=1024": (1024 / 6, 1.05),
+    "matmul n=4096": (4096 / 6, 1.25),
+    "x * y, 16,777,216": (1 / 12, 0.0016),
+}
+CASES = [(CH1, 2997, 67), (CH3, 2993, 989), (CH8, 2997, 989), (CPU, 22, 1.3)]
 
 
 def _roofline(points, bandwidth, peak):
@@ -257,3 +263,17 @@ def test_bandwidth_label_lies_along_the_roof_above_the_points():
     )
     dx, dy = label.xyann  # pushed off the line, to its upper-left side
     assert dx < 0 < dy
+
+
+def test_roof_values_keep_their_digits_and_the_peak_label_clears_the_points():
+    fig, ax = _roofline(CPU, 22, 1.3)
+    texts = [t.get_text() for t in ax.texts]
+    assert "datasheet peak: 1.3 TFLOP/s" in texts  # not "1 TFLOP/s"
+    assert "measured copy bandwidth: 22 GB/s" in texts
+    assert plots._rate(2997.4) == "2,997" and plots._rate(67) == "67"
+    renderer = fig.canvas.get_renderer()
+    (peak,) = [t for t in ax.texts if t.get_text().startswith("datasheet")]
+    box = Text.get_window_extent(peak, renderer)
+    for point in CPU.values():
+        x, y = ax.transData.transform(_centre(point))
+        assert not box.overlaps(Bbox([[x - 5, y - 5], [x + 5, y + 5]])), point
