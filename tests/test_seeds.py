@@ -221,6 +221,27 @@ def test_page_has_every_claim_measured_or_not(tmp_path):
     assert seeds.main(["--root", str(tmp_path), "--check"]) == 1
 
 
+def test_page_quotes_the_seed_from_the_catalogue_not_a_stale_record(tmp_path):
+    (tmp_path / "notebooks").mkdir()
+    stale = dict(
+        seeds.claim("000_poly_compiled", measured=6.0, glue=False), dtype="float64"
+    )
+    cell = new_code_cell("x", outputs=[_glued("000_poly_compiled", stale)])
+    nbformat.write(new_notebook(cells=[cell]), tmp_path / "notebooks" / "06_x.ipynb")
+    page = seeds.page(tmp_path)
+    row = next(line for line in page.splitlines() if "Constrained polynomial (" in line)
+    assert "float32 `torch.rand` tensors compiled vs NumPy on float64" in row
+    assert "; float64)" not in row
+
+
+def test_seed_000_dtypes_say_what_the_seed_ran():
+    claims = seeds.CLAIMS
+    for key in ("000_poly_compiled", "000_poly_gpu"):
+        assert claims[key]["dtype"].startswith("float32"), key
+    for key in ("000_sincos_compiled", "000_sincos_gpu"):
+        assert "not given" in claims[key]["dtype"], key
+
+
 def test_unreadable_record_is_a_clear_error(tmp_path):
     output = _glued("001_cpu_1core", {})
     output.data["application/papermill.record/text/plain"] = "<object at 0x1>"
