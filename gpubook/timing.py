@@ -651,11 +651,17 @@ class Comparison:
     def _repr_markdown_(self) -> str:
         rows = self.rows()
         head = list(rows[0])
+
+        def cell(text: str) -> str:  # a "|" in a label would end the cell
+            return text.replace("|", "\\|")
+
         lines = [
-            "| " + " | ".join(head) + " |",
+            "| " + " | ".join(cell(key) for key in head) + " |",
             "|" + "|".join(" --- " for _ in head) + "|",
         ]
-        lines += ["| " + " | ".join(row[key] for key in head) + " |" for row in rows]
+        lines += [
+            "| " + " | ".join(cell(row[key]) for key in head) + " |" for row in rows
+        ]
         return "\n".join(lines) + f"\n\n*{self._caption()}*\n"
 
     def _repr_html_(self) -> str:

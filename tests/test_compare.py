@@ -262,3 +262,17 @@ def test_empty_comparison():
         "compare: 0 of 0 glued numbers within ±25% (100.0%); "
         "0 of 0 glued verdicts unchanged"
     )
+
+
+def test_comparison_markdown_escapes_a_bar_in_a_label():
+    import gpubook
+
+    result = gpubook.compare(
+        {"a | b": lambda: None, "c": lambda: None},
+        rounds=3,
+        min_run_time=0.001,
+    )
+    table = result._repr_markdown_()
+    row = next(line for line in table.splitlines() if line.startswith("| a"))
+    assert row.startswith("| a \\| b |")
+    assert row.count(" | ") == table.splitlines()[0].count(" | ")
