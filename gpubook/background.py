@@ -1,0 +1,69 @@
+"""Start TorchInductor's CPU checks early and side by side (chapter 6's start-up).
+
+Before the first C++ kernel of a process, TorchInductor tests each vector instruction
+set that the CPU reports (AVX2, AVX-512, AMX, ...), one after another. On torch 2.11
+each test compiles a small C++ file (cached on disk) and starts a child Python that
+imports torch and loads the result, in every new process: on a CPU with three such
+sets that is three imports of torch in a row, a large part of the first CPU compile.
+:func:`start_vec_isa_checks` runs the same tests in threads, so that they overlap with
+each other and with the cells that run before the first compile. Each test caches its
+answer on the object TorchInductor itself asks, so the compiler gets the same answers
+it would have found alone, sooner. Nothing changes where the private module differs:
+the function then starts nothing.
+"""
+
+from __future__ import annotations
+
+import threading
+
+__all__ = ["start_vec_isa_checks"]
+
+
+def _candidates() -> list:
+    """The instruction sets TorchInductor would test on this CPU (x86 only)."""
+    import platform
+
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return []
+    from torch._inductor import cpu_vec_isa
+
+    flags = set(cpu_vec_isa.x86_isa_checker())
+    return [
+        isa
+        for isa in cpu_vec_isa.supported_vec_isa_list
+        if all(flag in flags for flag in str(isa).split())
+    ]
+
+
+def _check(isa) -> None:
+    try:
+        bool(isa)  # runs (and caches) TorchInductor's own build-and-load test
+    except Exception:  # the compiler runs the test again and reports it itself
+        pass
+
+
+class Checks:
+    """The started checks; :meth:`wait` before the first CPU compile."""
+
+    def __init__(self, threads: list[threading.Thread]):
+        self.threads = threads
+
+    def wait(self, timeout: float = 300.0) -> int:
+        """Wait for every check; return how many ran."""
+        for thread in self.threads:
+            thread.join(timeout)
+        return len(self.threads)
+
+
+def start_vec_isa_checks() -> Checks:
+    """Start TorchInductor's vector-ISA checks in threads; return :class:`Checks`."""
+    try:
+        candidates = _candidates()
+    except Exception:  # another torch: let the compiler do its checks itself
+        candidates = []
+    threads = [
+        threading.Thread(target=_check, args=(isa,), daemon=True) for isa in candidates
+    ]
+    for thread in threads:
+        thread.start()
+    return Checks(threads)
