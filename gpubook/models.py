@@ -255,6 +255,11 @@ def attention_path(summary: KernelSummary) -> str:
 
 _PRELUDE = textwrap.dedent(
     """
+    try:  # a crash writes no core file (writing one can take a minute)
+        import resource as _resource
+        _resource.setrlimit(_resource.RLIMIT_CORE, (0, 0))
+    except (ImportError, ValueError, OSError):
+        pass
     import json as _json, time as _time
     _start = _time.perf_counter()
     import torch as _torch
@@ -332,11 +337,14 @@ def _signal_name(returncode: int | None) -> str | None:
 
 
 def _innermost_frame(tail: str) -> str | None:
-    """The first frame of a fault handler's stack (most recent call first), with the
-    path shortened to the package: ``'torch/x.py, line 3, in f'``."""
+    """The first frame of a fault handler's stack (most recent call first) of the
+    crashing thread, with the path shortened to the package: ``'torch/x.py, line 3, in
+    f'``."""
     import re
 
-    match = re.search(r'File "([^"]+)", line (\d+) in (\S+)', tail or "")
+    text = tail or ""
+    current = text.find("Current thread")  # other threads' stacks may come first
+    match = re.search(r'File "([^"]+)", line (\d+) in (\S+)', text[max(current, 0) :])
     if match is None:
         return None
     path, line, function = match.groups()
@@ -347,16 +355,6 @@ def _innermost_frame(tail: str) -> str | None:
     else:
         path = "/".join(path.replace(os.sep, "/").split("/")[-2:])
     return f"{path}, line {line}, in {function}"
-
-
-def _no_core_dump() -> None:  # pragma: no cover - runs in the child before exec
-    """A crashing child writes no core file (writing one can take a minute)."""
-    try:
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    except (ImportError, ValueError, OSError):
-        pass
 
 
 def fresh_process(
@@ -398,7 +396,6 @@ def fresh_process(
                 text=True,
                 timeout=timeout,
                 cwd=os.getcwd(),
-                preexec_fn=_no_core_dump if os.name == "posix" else None,
             )
         except subprocess.TimeoutExpired:
             raise FreshProcessError(
@@ -413,11 +410,14 @@ def fresh_process(
             "the fresh process reported nothing (call report(...) in the code)"
         )
     if done.returncode != 0 or result is None:
-        lines = (done.stderr or done.stdout or "").strip().splitlines()
-        tail = "\n".join(lines[-12:])
+        output = (done.stderr or done.stdout or "").strip()
+        tail = "\n".join(output.splitlines()[-12:])
         error = FreshProcessError(
             f"the fresh process failed (exit {done.returncode})", done.returncode, tail
         )
+        # the crashing frame from the whole fault handler's stack, which can be longer
+        # than the tail kept for the message
+        error.where = _innermost_frame(output) if error.signal else error.where
         error.args = (f"the fresh process {error.describe()}\n{tail}".rstrip(),)
         raise error
     return result
