@@ -27,15 +27,50 @@ def missing_keys(cell, present):
     return sorted({k for k in GLUE.findall(cell.source) if k not in present})
 
 
+def at_commit(commit, path):
+    shown = subprocess.run(
+        ["git", "show", f"{commit}:{path}"], capture_output=True, text=True, check=True
+    )
+    return nbformat.reads(shown.stdout, as_version=4)
+
+
+def restore(nb, path, commit, present, dry_run):
+    """Put back the markdown cells of ``commit`` that glue names ``present`` lacks."""
+    source = at_commit(commit, path)
+    index = {c.get("id"): i for i, c in enumerate(nb.cells)}
+    previous, changed = None, 0
+    for cell in source.cells:
+        keys = missing_keys(cell, present) if cell.cell_type == "markdown" else []
+        if keys:
+            changed += 1
+            where = index.get(cell.get("id"))
+            if where is not None:
+                nb.cells[where] = cell
+                print(f"{path}: cell {cell.get('id')} restored")
+            else:
+                after = index.get(previous, len(nb.cells) - 1)
+                nb.cells.insert(after + 1, cell)
+                index = {c.get("id"): i for i, c in enumerate(nb.cells)}
+                print(f"{path}: cell {cell.get('id')} inserted after {previous}")
+        previous = cell.get("id")
+    if changed and not dry_run:
+        nbformat.write(nb, path)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--base", required=True)
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--base")
+    group.add_argument("--restore-from")
     parser.add_argument("--dry-run", action="store_true")
     parser.add_argument("paths", nargs="+")
     args = parser.parse_args()
     for path in args.paths:
         nb = nbformat.read(path, as_version=4)
         present = set(glued_values(nb))
+        if args.restore_from:
+            restore(nb, path, args.restore_from, present, args.dry_run)
+            continue
         old = nbformat.reads(
             subprocess.run(
                 ["git", "show", f"{args.base}:{path}"],
