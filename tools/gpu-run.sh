@@ -11,6 +11,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
 export GPUBOOK_PROFILE="${GPUBOOK_PROFILE:-gpu}"
+# NVLink multicast stays off on the lent multi-GPU machines, in every process (gpubook.distributed
+# sets the same for the processes it starts).
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 out="${OUT:-/tmp/gpu-run-out}"; mkdir -p "$out"
 if [ -d .whl ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
