@@ -12,6 +12,8 @@ about 26 times longer right after the first GPU compile than a few seconds later
   short window (Linux ``/proc``; ``None`` elsewhere).
 * :func:`wait_for_quiet_cpu` waits (up to a limit) until that number drops below a
   threshold.
+* :func:`host_speed` times a fixed host workload (PyTorch's dispatcher on a one-element
+  CPU tensor), so two runs of a host-bound measurement can be told apart by the host.
 * :func:`descendant_processes` counts this process's descendants (compile workers among
   them).
 """
@@ -23,7 +25,12 @@ import time
 
 from ._checks import positive_number
 
-__all__ = ["other_busy_cores", "wait_for_quiet_cpu", "descendant_processes"]
+__all__ = [
+    "other_busy_cores",
+    "wait_for_quiet_cpu",
+    "descendant_processes",
+    "host_speed",
+]
 
 
 def _total_busy_ticks() -> int | None:
@@ -104,3 +111,26 @@ def descendant_processes() -> int | None:
             ancestor, hops = parent.get(ancestor), hops + 1
         count += ancestor == me
     return count
+
+
+def host_speed(calls: int = 2000, repeats: int = 7) -> float:
+    """Median microseconds per ``torch.add`` of two one-element CPU tensors (``calls``
+    calls per sample, ``repeats`` samples): a fixed host workload that moves with what
+    host-bound GPU calls cost (Python, the dispatcher, the CPU's clock and its load).
+
+    Recorded with each reference run, before and after each notebook, so a compare of
+    two runs can show whether the host, not the GPU, changed."""
+    import statistics
+
+    import torch
+
+    positive_number("calls", calls)
+    positive_number("repeats", repeats)
+    a, b = torch.ones(1), torch.ones(1)
+    samples = []
+    for _ in range(int(repeats)):
+        begin = time.perf_counter()
+        for _ in range(int(calls)):
+            torch.add(a, b)
+        samples.append((time.perf_counter() - begin) / calls * 1e6)
+    return statistics.median(samples)

@@ -240,12 +240,19 @@ def run_notebook(
     ``GPUBOOK_PROFILE`` is set for the kernel while the notebook runs and restored
     afterwards.
     """
+    from .cpuload import host_speed, other_busy_cores
     from .profiles import get_profile
 
     with _profile_variable(profile):
         profile = get_profile()
         notebook = nbformat.read(path, as_version=4)
+        before = host_speed(), other_busy_cores()
         record = provenance(notebook, profile, _execute(notebook, path, timeout))
+        after = host_speed(), other_busy_cores()
+    # The host's speed and load around the run: host-bound timings move with them.
+    record["host_add_us"] = [round(before[0], 3), round(after[0], 3)]
+    if before[1] is not None and after[1] is not None:
+        record["other_busy_cores"] = [round(before[1], 2), round(after[1], 2)]
     notebook.metadata[METADATA_KEY] = record
     nbformat.write(notebook, path)
     return record
@@ -855,7 +862,9 @@ class RunComparison:
     """What :func:`compare_runs` found. ``moved``: ``(notebook, name, a, b)`` for each
     number outside the threshold; ``changed``: ``(notebook, name, a, b)`` for each
     verdict that differs; ``only_a``/``only_b``: glued names (``notebook: name``) found
-    in one run only; ``unmatched``: notebooks found in one folder only."""
+    in one run only; ``unmatched``: notebooks found in one folder only;
+    ``hosts``: ``(notebook, a, b)`` with each run's host probe (microseconds per
+    ``torch.add`` on the CPU, before and after the run) where one was recorded."""
 
     threshold: float
     numbers: int = 0
@@ -867,6 +876,7 @@ class RunComparison:
     only_a: list = dataclasses.field(default_factory=list)
     only_b: list = dataclasses.field(default_factory=list)
     unmatched: list = dataclasses.field(default_factory=list)
+    hosts: list = dataclasses.field(default_factory=list)
 
     @property
     def share_within(self) -> float:
@@ -901,8 +911,19 @@ class RunComparison:
         lines += [f"only in A  {item}" for item in self.only_a]
         lines += [f"only in B  {item}" for item in self.only_b]
         lines += [f"unmatched  {item}" for item in self.unmatched]
+        for notebook, a, b in self.hosts:
+            lines.append(
+                f"host     {notebook}  torch.add on the CPU (before, after the run): "
+                f"{_host_text(a)} -> {_host_text(b)}"
+            )
         lines.append(self.summary())
         return "\n".join(lines)
+
+
+def _host_text(probe) -> str:
+    if not probe:
+        return "not recorded"
+    return ", ".join(f"{value:.2f} µs" for value in probe)
 
 
 def compare_notebooks(
@@ -948,6 +969,11 @@ def compare_notebooks(
         for key in [*numbers_b, *verdicts_b]
         if key not in numbers_a and key not in verdicts_a
     ]
+    probes = [
+        notebook.metadata.get(METADATA_KEY, {}).get("host_add_us") for notebook in (a, b)
+    ]
+    if any(probes):
+        result.hosts.append((name, *probes))
     return result
 
 

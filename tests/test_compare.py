@@ -276,3 +276,19 @@ def test_comparison_markdown_escapes_a_bar_in_a_label():
     row = next(line for line in table.splitlines() if line.startswith("| a"))
     assert row.startswith("| a \\| b |")
     assert row.count(" | ") == table.splitlines()[0].count(" | ")
+
+
+def test_compare_reports_each_runs_host_probe(tmp_path):
+    a, b = _runs(tmp_path)
+    for folder, probe in ((a, [1.6, 1.7]), (b, [1.0, 1.1])):
+        path = folder / "01_a.ipynb"
+        notebook = nbformat.read(path, as_version=4)
+        notebook.metadata[reference.METADATA_KEY] = {"host_add_us": probe}
+        nbformat.write(notebook, path)
+    result = reference.compare_runs(a, b)
+    assert result.hosts == [("01_a.ipynb", [1.6, 1.7], [1.0, 1.1])]
+    assert (
+        "host     01_a.ipynb  torch.add on the CPU (before, after the run): "
+        "1.60 µs, 1.70 µs -> 1.00 µs, 1.10 µs"
+    ) in result.report().splitlines()
+    assert reference.compare_runs(a, a).hosts[0][1] == [1.6, 1.7]

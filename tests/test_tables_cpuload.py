@@ -71,3 +71,10 @@ def test_descendant_processes_counts_children():
     finally:
         child.kill()
         child.wait()
+
+
+def test_host_speed_is_a_few_microseconds_per_call():
+    probe = cpuload.host_speed(calls=200, repeats=3)
+    assert 0 < probe < 1000
+    with pytest.raises(ValueError):
+        cpuload.host_speed(calls=0)
