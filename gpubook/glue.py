@@ -161,10 +161,11 @@ def headline(
     ``ratio`` is the comparison's :class:`gpubook.timing.Ratio` (anything with
     ``.estimate``, ``.low``, ``.high`` and ``.verdict``): the record then keeps its
     estimate as ``speedup``, its 95% interval as ``speedup_low``/``speedup_high`` and
-    its ``verdict``. ``mode`` says how the times were taken (``"latency"`` or
-    ``"throughput"``). A pair that is not like for like (float32 against float64, a 0/1
-    count) is recorded with ``comparable=False`` and a ``note`` saying why: the results
-    page lists it without presenting its ratio as a speedup.
+    its ``verdict`` (and ``margin``, when the ratio has one). ``mode`` says how the
+    times were taken (``"latency"`` or ``"throughput"``). A pair that is not like for
+    like (float32 against float64, a 0/1 count) is recorded with ``comparable=False``
+    and a ``note`` saying why: the results page lists it without presenting its ratio
+    as a speedup.
     """
     import torch
 
@@ -208,6 +209,7 @@ def headline(
         "speedup_low": low,
         "speedup_high": high,
         "verdict": verdict,
+        "margin": None if ratio is None else getattr(ratio, "margin", None),
         "mode": mode,
         "comparable": comparable,
         "note": note,

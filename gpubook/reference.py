@@ -79,6 +79,7 @@ __all__ = [
     "write_pages",
     "package_hash",
     "package_notes",
+    "host_notes",
     "check_notes",
     "parse_glued",
     "glued_values",
@@ -291,6 +292,29 @@ def package_notes(record: dict, current: str | None = None) -> list[str]:
     return []
 
 
+HOST_DRIFT = 0.25
+"""Relative change of the host probe during a run above which :func:`host_notes`
+speaks."""
+
+
+def host_notes(record: dict) -> list[str]:
+    """A soft note when the host's speed changed during the recorded run: the probe
+    (microseconds per ``torch.add`` on the CPU, before and after the notebook) moved by
+    more than :data:`HOST_DRIFT`. Host-bound timings of such a run may not repeat: run
+    it again. Runs recorded without the probe give no note."""
+    probe = record.get("host_add_us")
+    if not probe or len(probe) != 2 or min(probe) <= 0:
+        return []
+    before, after = probe
+    if abs(after - before) / before <= HOST_DRIFT:
+        return []
+    return [
+        f"the host's speed changed during its recorded run (torch.add on the CPU: "
+        f"{before:.2f} µs before, {after:.2f} µs after): host-bound timings may not "
+        "repeat"
+    ]
+
+
 def check_notebook(path: Path) -> tuple[list[str], list[str]]:
     """Return ``(stale, broken)`` messages for one notebook (see :func:`check_notes` for
     the rest)."""
@@ -320,9 +344,11 @@ def check_notebook(path: Path) -> tuple[list[str], list[str]]:
 
 
 def check_notes(path: Path) -> list[str]:
-    """Soft notes for one notebook (:func:`package_notes`), prefixed with its name."""
+    """Soft notes for one notebook (:func:`package_notes`, :func:`host_notes`),
+    prefixed with its name."""
     record = nbformat.read(path, as_version=4).metadata.get(METADATA_KEY) or {}
-    return [f"{path.name}: {note}" for note in package_notes(record)]
+    notes = package_notes(record) + host_notes(record)
+    return [f"{path.name}: {note}" for note in notes]
 
 
 # --- Generated pages: reference results and run times
@@ -430,6 +456,9 @@ def _status(notebook: nbformat.NotebookNode, record: dict) -> str:
     return "; ".join(staleness(notebook, record)) or "current"
 
 
+MARGIN_TEXT = "<margin>"
+
+
 def results_page(root: Path = ROOT) -> str:
     """The text of ``book/reference-results.md``, from the notebooks under ``root /
     "notebooks"``."""
@@ -456,7 +485,7 @@ def results_page(root: Path = ROOT) -> str:
         "interval where the chapter measured the two interleaved, and *verdict* says "
         "whether the",
         "difference is clear (*no clear difference* when the interval reaches into "
-        "±5% around 1). The",
+        f"{MARGIN_TEXT} around 1). The",
         "last column gives, where it applies, the fraction of the hardware limit the "
         "optimized version",
         "reaches.",
@@ -465,6 +494,18 @@ def results_page(root: Path = ROOT) -> str:
         "",
     ]
     notebooks = _load_notebooks(root)
+    margins = sorted(
+        {
+            float(record.get("margin") or 0.05)
+            for path, notebook in notebooks
+            for record in headlines(notebook, path.name)
+            if record.get("verdict")
+        }
+    )
+    margin_text = " or ".join(f"±{m:.0%}" for m in margins) or "the margin"
+    if len(margins) > 1:
+        margin_text += " (the margin each chapter's run used)"
+    lines = [line.replace(MARGIN_TEXT, margin_text) for line in lines]
     rows, others = [], []
     for path, notebook in notebooks:
         title = _title(notebook, path)
@@ -970,7 +1011,8 @@ def compare_notebooks(
         if key not in numbers_a and key not in verdicts_a
     ]
     probes = [
-        notebook.metadata.get(METADATA_KEY, {}).get("host_add_us") for notebook in (a, b)
+        notebook.metadata.get(METADATA_KEY, {}).get("host_add_us")
+        for notebook in (a, b)
     ]
     if any(probes):
         result.hosts.append((name, *probes))

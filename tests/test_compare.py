@@ -292,3 +292,11 @@ def test_compare_reports_each_runs_host_probe(tmp_path):
         "1.60 µs, 1.70 µs -> 1.00 µs, 1.10 µs"
     ) in result.report().splitlines()
     assert reference.compare_runs(a, a).hosts[0][1] == [1.6, 1.7]
+
+
+def test_host_notes_speak_only_when_the_host_drifted():
+    assert reference.host_notes({}) == []
+    assert reference.host_notes({"host_add_us": [1.6, 1.8]}) == []
+    (note,) = reference.host_notes({"host_add_us": [1.58, 2.92]})
+    assert "1.58 µs before, 2.92 µs after" in note
+    assert reference.host_notes({"host_add_us": [0, 1.0]}) == []

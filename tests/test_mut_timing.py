@@ -302,9 +302,10 @@ def test_timing_checks_text_and_counts():
 
 
 def test_ratio_verdict_at_the_margins():
-    assert Ratio(1.2, 1.05, 1.3).verdict == "no clear difference"  # low == 1 + margin
-    assert Ratio(1.2, 1.0501, 1.3).verdict == "faster"
-    edge = 1 / 1.05
+    assert Ratio(1.2, 1.10, 1.3).verdict == "no clear difference"  # low == 1 + margin
+    assert Ratio(1.2, 1.1001, 1.3).verdict == "faster"
+    assert Ratio(1.2, 1.07, 1.3).verdict == "no clear difference"  # inside 10%
+    edge = 1 / 1.10
     assert Ratio(0.9, 0.8, edge).verdict == "no clear difference"
     assert Ratio(0.9, 0.8, edge - 1e-6).verdict == "slower"
     assert Ratio(1.01, 1.005, 1.02, margin=0).verdict == "faster"
@@ -897,3 +898,9 @@ def test_measure_checks_before_running(clock):
         with pytest.raises(ValueError, match=f"^{name} must"):
             measure(clock.work(MS), **{name: value})
     assert clock.log == []
+
+
+def test_seeds_margin_matches_the_timing_margin():
+    from gpubook import seeds, timing
+
+    assert seeds.MARGIN == timing.MARGIN == Ratio(2.0, 1.9, 2.1).margin

@@ -114,10 +114,10 @@ def test_ratio_verdict_property(estimate, below, above, margin):
 
 
 def test_ratio_verdict_boundaries_are_strict():
-    assert timing.Ratio(2.0, 1.05, 3.0).verdict == "no clear difference"
-    assert timing.Ratio(2.0, 1.0501, 3.0).verdict == "faster"
-    assert timing.Ratio(0.5, 0.1, 1 / 1.05).verdict == "no clear difference"
-    assert timing.Ratio(0.5, 0.1, 0.95).verdict == "slower"
+    assert timing.Ratio(2.0, 1.10, 3.0).verdict == "no clear difference"
+    assert timing.Ratio(2.0, 1.1001, 3.0).verdict == "faster"
+    assert timing.Ratio(0.5, 0.1, 1 / 1.10).verdict == "no clear difference"
+    assert timing.Ratio(0.5, 0.1, 0.909).verdict == "slower"
 
 
 @given(st.lists(st.floats(1e-4, 1e-2), min_size=7, max_size=30), st.floats(0.3, 3.0))
