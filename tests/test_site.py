@@ -308,8 +308,8 @@ def test_search_finds_the_chapter(site, visit, docname):
 
 # Issue 17: no code or output block of a chapter overflows the column (a reader on a
 # 1280-pixel-wide screen sees it whole), and no table is cut off. Printed output wraps
-# (book/_static/custom.css); code lines stay within 88 characters. With the switch off, a
-# chapter that overflows is listed (page, block) and marked xfail instead of failing.
+# (book/_static/custom.css); code lines stay within 88 characters. With the switch off,
+# a chapter that overflows is listed (page, block) and marked xfail instead of failing.
 OVERFLOW_CHECKED = True
 OVERFLOW_TOLERANCE_PX = 4
 
