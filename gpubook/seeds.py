@@ -485,6 +485,13 @@ def page(root: Path = ROOT) -> str:
         f"(`{command}`) from the records the chapters glue with",
         "`gpubook.seeds.claim`.",
         "",
+        "A verdict is one run's. Claims whose both sides run on the CPU (NumPy",
+        "against pure Python, compiled CPU code against NumPy) depend on the host's",
+        "CPU, whose speed the book's reference runs saw drift between runs and",
+        "within one (`python -m gpubook.reference check` names such runs): a",
+        "measured ratio close to half the claimed gain can land on either side of",
+        "it in another run.",
+        "",
     ]
     keys = list(CLAIMS) + sorted(k for k in records if k not in CLAIMS)
     for seed, title in SEEDS.items():
