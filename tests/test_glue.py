@@ -162,6 +162,13 @@ def test_headline_accepts_the_timing_ratio():
     )
     assert record["verdict"] == ratio.verdict == "no clear difference"
     assert record["speedup_low"] == 0.97
+    assert record["margin"] == ratio.margin == 0.10
+    plain = headline("plain", "a case", baseline_seconds=2.0, optimized_seconds=1.0)
+    assert plain["margin"] is None
+    ducked = headline(
+        "ducked", "a case", baseline_seconds=2.0, optimized_seconds=1.0, ratio=_ratio()
+    )
+    assert ducked["margin"] is None  # a Ratio-like object without a margin
 
 
 @pytest.mark.parametrize(

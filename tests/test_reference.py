@@ -649,3 +649,28 @@ def test_write_pages_writes_both_files(tmp_path):
     assert written == [root / reference.RESULTS_PAGE, root / reference.TIMES_PAGE]
     assert written[0].read_text(encoding="utf-8") == reference.results_page(root)
     assert written[1].read_text(encoding="utf-8") == reference.times_page(root)
+
+
+@pytest.mark.parametrize(
+    "margins, text",
+    [
+        ([None, None], "reaches into ±5% around 1)"),
+        ([0.1, 0.1], "reaches into ±10% around 1)"),
+        ([None, 0.1], "±5% or ±10% (the margin each chapter's run used) around 1)"),
+    ],
+)
+def test_results_page_names_the_margins_its_verdicts_used(
+    tmp_path, monkeypatch, margins, text
+):
+    root = _book(tmp_path)
+    real = reference.headlines
+
+    def with_margins(notebook, name="notebook"):
+        records = real(notebook, name)
+        for record, margin in zip(records, margins):
+            record.update(verdict="faster", margin=margin)
+        return records
+
+    monkeypatch.setattr(reference, "headlines", with_margins)
+    page = " ".join(reference.results_page(root).split())
+    assert text in page
