@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import time
 
-from ._checks import positive_number
+from ._checks import positive_int, positive_number
 
 __all__ = [
     "other_busy_cores",
@@ -124,13 +124,13 @@ def host_speed(calls: int = 2000, repeats: int = 7) -> float:
 
     import torch
 
-    positive_number("calls", calls)
-    positive_number("repeats", repeats)
+    positive_int("calls", calls)
+    positive_int("repeats", repeats)
     a, b = torch.ones(1), torch.ones(1)
     samples = []
-    for _ in range(int(repeats)):
+    for _ in range(repeats):
         begin = time.perf_counter()
-        for _ in range(int(calls)):
+        for _ in range(calls):
             torch.add(a, b)
         samples.append((time.perf_counter() - begin) / calls * 1e6)
     return statistics.median(samples)

@@ -457,6 +457,8 @@ def _status(notebook: nbformat.NotebookNode, record: dict) -> str:
 
 
 MARGIN_TEXT = "<margin>"
+# Headline records written before they kept their Ratio's margin used the 5% of then.
+_MARGIN_UNRECORDED = 0.05
 
 
 def results_page(root: Path = ROOT) -> str:
@@ -494,23 +496,13 @@ def results_page(root: Path = ROOT) -> str:
         "",
     ]
     notebooks = _load_notebooks(root)
-    margins = sorted(
-        {
-            float(record.get("margin") or 0.05)
-            for path, notebook in notebooks
-            for record in headlines(notebook, path.name)
-            if record.get("verdict")
-        }
-    )
-    margin_text = " or ".join(f"±{m:.0%}" for m in margins) or "the margin"
-    if len(margins) > 1:
-        margin_text += " (the margin each chapter's run used)"
-    lines = [line.replace(MARGIN_TEXT, margin_text) for line in lines]
-    rows, others = [], []
+    rows, others, margins = [], [], set()
     for path, notebook in notebooks:
         title = _title(notebook, path)
         link = f"[{_cell(title)}](../notebooks/{path.name})"
         for record in headlines(notebook, path.name):
+            if record.get("verdict"):
+                margins.add(float(record.get("margin") or _MARGIN_UNRECORDED))
             baseline = (
                 f"{record.get('baseline', 'eager')}: "
                 f"{format_seconds(record['baseline_seconds'])}"
@@ -564,6 +556,10 @@ def results_page(root: Path = ROOT) -> str:
                 + " |"
             )
             link = ""  # the chapter is named on its first row only
+    margin_text = " or ".join(f"±{m:.0%}" for m in sorted(margins)) or "the margin"
+    if len(margins) > 1:
+        margin_text += " (the margin each chapter's run used)"
+    lines = [line.replace(MARGIN_TEXT, margin_text) for line in lines]
     if rows:
         lines += [
             "| Chapter | Case | Device | Timed | Baseline | Optimized "

@@ -312,11 +312,17 @@ class Ratio:
     def __format__(self, spec: str) -> str:
         return format(self.estimate, spec) if spec else str(self)
 
-    def __str__(self) -> str:
+    @property
+    def interval_text(self) -> str:
+        """The estimate and its interval without the verdict, ``'2.31x [2.2x,
+        2.45x]'``, for a sentence that says the verdict in its own words."""
         return (
             f"{format_ratio(self.estimate)}x [{format_ratio(self.low)}x, "
-            f"{format_ratio(self.high)}x]: {self.verdict}"
+            f"{format_ratio(self.high)}x]"
         )
+
+    def __str__(self) -> str:
+        return f"{self.interval_text}: {self.verdict}"
 
 
 def _bootstrap(

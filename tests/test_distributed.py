@@ -121,3 +121,15 @@ def test_launch_reports_a_failing_rank(tmp_path):
     script.write_text("raise SystemExit('rank failed on purpose')\n")
     with pytest.raises(RuntimeError, match="torchrun exited with"):
         gd.launch(script, [], 2, "gloo", timeout=300)
+
+
+def test_gpu_run_script_sets_the_same_multicast_switches():
+    """tools/gpu-run.sh exports gd.SAFE_ENV for the whole run (its twin, in bash)."""
+    from pathlib import Path
+
+    script = (Path(__file__).parent.parent / "tools" / "gpu-run.sh").read_text()
+    exports = [line for line in script.splitlines() if line.startswith("export NCCL_")]
+    assert len(exports) == 1
+    assert sorted(exports[0].split()[1:]) == sorted(
+        f"{key}={value}" for key, value in gd.SAFE_ENV.items()
+    )

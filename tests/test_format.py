@@ -17,10 +17,10 @@ import pytest
 from conftest import ROOT
 
 NOTEBOOKS_FORMATTED = True  # notebooks/*.ipynb
-PACKAGE_FORMATTED = True  # gpubook/, tests/, conftest.py
+PACKAGE_FORMATTED = True  # gpubook/, tests/, tools/, conftest.py
 
 AREAS = {
-    "package": (["gpubook", "tests", "conftest.py"], PACKAGE_FORMATTED),
+    "package": (["gpubook", "tests", "tools", "conftest.py"], PACKAGE_FORMATTED),
     "notebooks": (["notebooks"], NOTEBOOKS_FORMATTED),
 }
 

@@ -317,6 +317,7 @@ def test_ratio_verdict_at_the_margins():
     assert Ratio(0.5, 0.4, 0.6).says("beat", "lost to", "tied") == "lost to"
     r = Ratio(2.5, 2.0, 3.0)
     assert f"{r}" == str(r) == "2.5x [2x, 3x]: faster" and f"{r:.2f}" == "2.50"
+    assert r.interval_text == "2.5x [2x, 3x]"
     assert Ratio(1.0, 1.0, 1.0).low == 1.0  # low == high is allowed
     with pytest.raises(ValueError, match="margin"):
         Ratio(1.0, 0.9, 1.1, margin=-0.1)
