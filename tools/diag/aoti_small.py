@@ -1,6 +1,7 @@
 """Does an AOTInductor package of a tiny model load in a fresh process? (diagnostic)"""
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -18,21 +19,49 @@ with torch.no_grad():
 print(f"tiny build {time.perf_counter() - t:.1f} s", flush=True)
 child = f"""
 import faulthandler, time; faulthandler.enable()
+t0 = time.perf_counter()
 import torch
 x = torch.randn(8, 64, device="cuda")
+print("import + cuda", time.perf_counter() - t0, flush=True)
 t = time.perf_counter()
 r = torch._inductor.aoti_load_package({pkg!r})
 print("loaded", time.perf_counter() - t, flush=True)
 print(r(x).shape)
 """
-for env_extra in ({}, {"TORCHINDUCTOR_CACHE_DIR": tempfile.mkdtemp()}):
+for env_extra in ({},):
+    t = time.perf_counter()
     p = subprocess.run(
         [sys.executable, "-c", child],
         capture_output=True,
         text=True,
         env={**os.environ, **env_extra},
     )
-    print("child rc", p.returncode, env_extra)
+    print("child rc", p.returncode, env_extra, f"{time.perf_counter() - t:.1f} s")
     print(p.stdout[-2000:], p.stderr[-4000:])
+gdb = shutil.which("gdb")
+print("gdb:", gdb)
+if gdb:
+    p = subprocess.run(
+        [
+            gdb,
+            "-batch",
+            "-ex",
+            "run",
+            "-ex",
+            "bt 25",
+            "--args",
+            sys.executable,
+            "-c",
+            child,
+        ],
+        capture_output=True,
+        text=True,
+    )
+    print(
+        "\n".join(line for line in p.stdout.splitlines() if line.startswith("#"))[
+            -5000:
+        ]
+    )
+t = time.perf_counter()
 r = torch._inductor.aoti_load_package(pkg)
-print("in-process load ok", r(x).shape)
+print("in-process load ok", r(x).shape, time.perf_counter() - t, flush=True)
