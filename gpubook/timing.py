@@ -16,7 +16,8 @@ Two timing modes, and every result says which it is:
 
 The spread always comes from independent samples (single calls, or whole blocks), never
 from means of means. :func:`compare` measures two or more variants *interleaved* (A B C,
-B C A, ..., so drift hits all of them) and returns each ratio with a bootstrap interval
+B C A, ..., so drift hits all of them) and returns each ratio (the median of the
+per-round ratios) with a bootstrap interval
 and a verdict: ``"faster"``, ``"slower"`` or ``"no clear difference"`` when the interval
 reaches into a margin around 1 (:data:`MARGIN`, 10%). :func:`compile_costs` measures
 what compiling costs in fresh processes.
@@ -50,6 +51,15 @@ from ._checks import positive_int, positive_number
 #: runs. With a 5% margin three verdicts flipped between the runs; with 10%, two of them
 #: held. A margin is the smallest difference the book calls a difference.
 MARGIN = 0.10
+
+#: The longest a throughput block of :func:`compare` lasts (seconds). The lent H100
+#: host's per-call CPU cost toggles between two levels about 2x apart from one second to
+#: the next (0% steal, an idle guest; tools/diag/host_probe.py), so a round of samples
+#: must be short for both variants of a pair to see the same host: with 100-call blocks
+#: of about 4 ms, chapter 4's host-bound static/dynamic ratio repeated as 0.821 to 0.829
+#: with intervals about 0.01 wide in four comparisons, where blocks of a tenth of the
+#: run time gave intervals 0.02 to 0.10 wide (tools/diag/pairing.py, 2026-11-26).
+BLOCK_SECONDS = 0.005
 
 __all__ = [
     "MODES",
@@ -332,17 +342,21 @@ def _bootstrap(
     confidence: float,
     seed: int = 0,
 ) -> tuple[float, float]:
-    """Percentile bootstrap interval of median(baseline) / median(variant)."""
+    """Percentile bootstrap interval of median(baseline) / median(variant), or, when
+    ``paired``, of the median of the per-round ratios baseline / variant (rounds
+    resampled whole)."""
     rng = np.random.default_rng(seed)
     resamples = BOOTSTRAP_RESAMPLES
     chunk = max(1, min(resamples, 2_000_000 // max(len(baseline), len(variant), 1)))
+    per_round = baseline / np.maximum(variant, 1e-30) if paired else None
     ratios = []
     for start in range(0, resamples, chunk):
         size = min(chunk, resamples - start)
         rows = rng.integers(0, len(baseline), size=(size, len(baseline)))
-        cols = (
-            rows if paired else rng.integers(0, len(variant), size=(size, len(variant)))
-        )
+        if per_round is not None:
+            ratios.append(np.median(per_round[rows], axis=1))
+            continue
+        cols = rng.integers(0, len(variant), size=(size, len(variant)))
         base = np.median(baseline[rows], axis=1)
         other = np.median(variant[cols], axis=1)
         ratios.append(base / np.maximum(other, 1e-30))
@@ -364,7 +378,9 @@ def ratio(
     Use it for timings that could not be measured interleaved (say, with a process
     setting that must change in between); :func:`compare` pairs its samples round by
     round instead. ``paired=True`` requires the same number of samples, taken in the
-    same rounds.
+    same rounds, and then the estimate is the median of the per-round ratios: each
+    round's two samples saw the same state of the host, so a host that changes speed
+    between rounds moves both sides of a ratio, not the ratio.
     """
     if not isinstance(baseline, Timing) or not isinstance(other, Timing):
         raise TypeError("baseline and other must be Timing objects")
@@ -378,7 +394,9 @@ def ratio(
     if base.min() <= 0 or var.min() <= 0:
         raise ValueError("timings must be positive to form a ratio")
     low, high = _bootstrap(base, var, paired, confidence)
-    estimate = baseline.median / other.median
+    estimate = (
+        float(np.median(base / var)) if paired else baseline.median / other.median
+    )
     return Ratio(
         estimate=estimate,
         low=min(low, estimate),
@@ -576,8 +594,8 @@ class Comparison:
     """Variants measured interleaved: their :class:`Timing` and ratios to a baseline.
 
     ``ratio(label)`` is ``baseline time / label's time`` (above 1: faster than the
-    baseline), with a paired bootstrap interval over the rounds. Shown in a notebook, it
-    renders as a table.
+    baseline): the median over the rounds of each round's ratio, with a bootstrap
+    interval over the rounds. Shown in a notebook, it renders as a table.
     """
 
     def __init__(
@@ -598,7 +616,8 @@ class Comparison:
         return self.timings[self.baseline].mode
 
     def ratio(self, label: str) -> Ratio:
-        """``baseline median / label's median`` with its interval and verdict."""
+        """The median of the per-round ratios ``baseline / label``, with its interval
+        and verdict."""
         if label not in self.timings:
             raise KeyError(f"no variant {label!r}; variants: {list(self.timings)}")
         if label not in self._ratios:
@@ -656,8 +675,9 @@ class Comparison:
             else "throughput: blocks of back-to-back calls"
         )
         return (
-            f"{what}; {timing.n} interleaved rounds; ratio = {self.baseline} time / "
-            f"variant time with a {self.confidence:.0%} bootstrap interval; within "
+            f"{what}; {timing.n} interleaved rounds; ratio = median over the rounds "
+            f"of {self.baseline} time / variant time, with a {self.confidence:.0%} "
+            "bootstrap interval; within "
             f"±{self.margin:.0%}"
             " counts as no clear difference"
         )
@@ -725,8 +745,10 @@ def compare(
     interleaved, and compare each with ``baseline`` (default: the first).
 
     Each round takes one sample of every variant (one call in ``latency`` mode, one
-    block in ``throughput`` mode), starting with a different variant each round, so slow
-    drift (clocks, temperature, other work) hits all of them alike. Rounds continue
+    block in ``throughput`` mode, a tenth of ``min_run_time`` long but at most
+    :data:`BLOCK_SECONDS`), starting with a different variant each round, so drift
+    (clocks, temperature, other work, the host's speed) hits all of them alike and each
+    ratio is taken within a round. Rounds continue
     until there are at least ``rounds`` of them (default: 10 in latency mode, 7 in
     throughput mode) and the samples add up to ``min_run_time`` seconds per variant on
     average, or ``max_rounds`` is reached. Variants run ``warmup`` times each first
@@ -763,7 +785,7 @@ def compare(
             sampler.call()
     _synchronize_all()
     for sampler in samplers.values():
-        sampler.calibrate(run_time / 10)
+        sampler.calibrate(min(run_time / 10, BLOCK_SECONDS))
     samples: dict[str, list[float]] = {label: [] for label in labels}
     total = 0.0
     done = 0
@@ -1121,8 +1143,11 @@ class CompileReport:
 
     @property
     def speedup(self) -> float:
-        """Eager median time divided by compiled median time (above 1: compiled is
-        faster)."""
+        """Eager time over compiled time (above 1: compiled is faster): the median of
+        the per-round ratios when the two were measured interleaved, else the ratio of
+        the medians."""
+        if self.speedup_ratio is not None:
+            return self.speedup_ratio.estimate
         return self.eager.median / self.compiled.median
 
     @property

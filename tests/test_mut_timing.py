@@ -437,15 +437,28 @@ def test_compare_stops_at_max_rounds_but_not_before_the_minimum(clock):
 
 
 def test_compare_calibrates_each_throughput_block(clock):
-    # one call of 2^-12 s and a block target of a tenth of min_run_time (2^-6 s)
+    # one call of 2^-12 s and a block target of a tenth of min_run_time (2^-10 s, under
+    # BLOCK_SECONDS)
     result = compare(
         {"a": clock.work(2.0**-12), "b": clock.work(2.0**-11)},
         warmup=0,
-        min_run_time=10 * 2.0**-6,
+        min_run_time=10 * 2.0**-10,
     )
-    assert result["a"].calls_per_block == 64 and result["b"].calls_per_block == 32
-    assert result["a"].calls == 64 * result["a"].n
+    assert result["a"].calls_per_block == 4 and result["b"].calls_per_block == 2
+    assert result["a"].calls == 4 * result["a"].n
     assert result["a"].median == 2.0**-12 and result.ratio("b").estimate == 0.5
+
+
+def test_compare_blocks_last_at_most_block_seconds(clock):
+    # a tenth of min_run_time would be 2^-4 s; blocks stop at BLOCK_SECONDS (5 ms)
+    assert timing.BLOCK_SECONDS == 0.005
+    result = compare(
+        {"a": clock.work(2.0**-12), "b": clock.work(2.0**-11)},
+        warmup=0,
+        min_run_time=10 * 2.0**-4,
+    )
+    assert result["a"].calls_per_block == 20 and result["b"].calls_per_block == 10
+    assert result.ratio("b").estimate == 0.5
 
 
 def test_compare_passes_arguments_baseline_margin_and_confidence(clock):
@@ -533,9 +546,9 @@ def test_comparison_rows_and_the_three_renderings():
         },
     ]
     caption = (
-        "throughput: blocks of back-to-back calls; 7 interleaved rounds; ratio = eager "
-        "time / variant time with a 95% bootstrap interval; within ±5% counts as no "
-        "clear difference"
+        "throughput: blocks of back-to-back calls; 7 interleaved rounds; ratio = "
+        "median over the rounds of eager time / variant time, with a 95% bootstrap "
+        "interval; within ±5% counts as no clear difference"
     )
     assert result._repr_markdown_() == (
         "| variant | median | IQR | vs eager | verdict |\n"
