@@ -17,10 +17,10 @@ Two timing modes, and every result says which it is:
 The spread always comes from independent samples (single calls, or whole blocks), never
 from means of means. :func:`compare` measures two or more variants *interleaved* (A B C,
 B C A, ..., so drift hits all of them) and returns each ratio (the median of the
-per-round ratios) with a bootstrap interval
-and a verdict: ``"faster"``, ``"slower"`` or ``"no clear difference"`` when the interval
-reaches into a margin around 1 (:data:`MARGIN`, 10%). :func:`compile_costs` measures
-what compiling costs in fresh processes.
+per-round ratios) with a bootstrap interval and a verdict: ``"faster"``, ``"slower"``
+or ``"no clear difference"`` when the interval reaches into a margin around 1
+(:data:`MARGIN`, 10%). :func:`compile_costs` measures what compiling costs in fresh
+processes.
 """
 
 from __future__ import annotations
@@ -677,9 +677,8 @@ class Comparison:
         return (
             f"{what}; {timing.n} interleaved rounds; ratio = median over the rounds "
             f"of {self.baseline} time / variant time, with a {self.confidence:.0%} "
-            "bootstrap interval; within "
-            f"±{self.margin:.0%}"
-            " counts as no clear difference"
+            f"bootstrap interval; within ±{self.margin:.0%} counts as no clear "
+            "difference"
         )
 
     def _repr_markdown_(self) -> str:
@@ -748,11 +747,10 @@ def compare(
     block in ``throughput`` mode, a tenth of ``min_run_time`` long but at most
     :data:`BLOCK_SECONDS`), starting with a different variant each round, so drift
     (clocks, temperature, other work, the host's speed) hits all of them alike and each
-    ratio is taken within a round. Rounds continue
-    until there are at least ``rounds`` of them (default: 10 in latency mode, 7 in
-    throughput mode) and the samples add up to ``min_run_time`` seconds per variant on
-    average, or ``max_rounds`` is reached. Variants run ``warmup`` times each first
-    (compiled variants compile there).
+    ratio is taken within a round. Rounds continue until there are at least ``rounds``
+    of them (default: 10 in latency mode, 7 in throughput mode) and the samples add up
+    to ``min_run_time`` seconds per variant on average, or ``max_rounds`` is reached.
+    Variants run ``warmup`` times each first (compiled variants compile there).
     """
     items = list(variants.items()) if isinstance(variants, Mapping) else list(variants)
     if len(items) < 2:
