@@ -134,3 +134,24 @@ def host_speed(calls: int = 2000, repeats: int = 7) -> float:
             torch.add(a, b)
         samples.append((time.perf_counter() - begin) / calls * 1e6)
     return statistics.median(samples)
+
+
+def host_speed_samples(
+    samples: int = 5, spacing: float = 0.1, calls: int = 2000
+) -> list[float]:
+    """:func:`host_speed` ``samples`` times, ``spacing`` seconds apart (three repeats
+    each): microseconds per ``torch.add``, in order.
+
+    One probe sees one state of the host; on the lent H100 hosts the per-call cost
+    toggled between about 1.3 and 3.0 µs from one second to the next
+    (tools/diag/host_probe.py), so samples spread over half a second show whether it
+    was toggling while the run started or ended."""
+    positive_int("samples", samples)
+    if not isinstance(spacing, (int, float)) or spacing < 0:
+        raise ValueError(f"spacing must be a number of seconds >= 0, got {spacing!r}")
+    values = []
+    for index in range(samples):
+        if index:
+            time.sleep(spacing)
+        values.append(host_speed(calls=calls, repeats=3))
+    return values

@@ -290,11 +290,14 @@ class FreshProcessError(RuntimeError):
     signal's name (``"SIGSEGV"``) or ``None``; ``tail``: the last lines of its error
     output; ``where``: for a crash, the innermost Python frame that Python's fault
     handler printed (``"torch/export/pt2_archive/_package.py, line 1045, in
-    _load_aoti"``), or ``None``. :meth:`describe` says it in words.
+    _load_aoti"``), or ``None``; ``reported``: what the process reported with
+    ``report(...)`` before it failed (its last report), or ``None``. :meth:`describe`
+    says it in words.
     """
 
     def __init__(self, message: str, returncode: int | None = None, tail: str = ""):
         super().__init__(message)
+        self.reported: dict | None = None
         self.returncode = returncode
         self.tail = tail
         self.signal = _signal_name(returncode)
@@ -368,7 +371,8 @@ def fresh_process(
     The code may use what is defined before it: ``IMPORT_TORCH_S`` (seconds ``import
     torch`` took in the child), ``sync()``, ``timed(fn, *args)`` (one synchronised call:
     ``(seconds, result)``) and ``report(**values)`` (JSON-serialisable values; the last
-    report wins). ``cache_dir`` points TorchInductor's and Triton's on-disk caches at
+    report wins; a process that fails after a report raises with it in the error's
+    ``reported``). ``cache_dir`` points TorchInductor's and Triton's on-disk caches at
     that folder (``None``: the caches this process uses). The child runs with Python's
     fault handler on (a crash prints the Python stack) and writes no core file. Raises
     :class:`FreshProcessError` (a :class:`RuntimeError`) with the exit status and the
@@ -418,6 +422,7 @@ def fresh_process(
         # the crashing frame from the whole fault handler's stack, which can be longer
         # than the tail kept for the message
         error.where = _innermost_frame(output) if error.signal else error.where
+        error.reported = result  # what it said before it failed, if anything
         error.args = (f"the fresh process {error.describe()}\n{tail}".rstrip(),)
         raise error
     return result

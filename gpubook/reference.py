@@ -241,17 +241,26 @@ def run_notebook(
     ``GPUBOOK_PROFILE`` is set for the kernel while the notebook runs and restored
     afterwards.
     """
-    from .cpuload import host_speed, other_busy_cores
+    import statistics
+
+    from .cpuload import host_speed_samples, other_busy_cores
     from .profiles import get_profile
 
     with _profile_variable(profile):
         profile = get_profile()
         notebook = nbformat.read(path, as_version=4)
-        before = host_speed(), other_busy_cores()
+        before = host_speed_samples(), other_busy_cores()
         record = provenance(notebook, profile, _execute(notebook, path, timeout))
-        after = host_speed(), other_busy_cores()
+        after = host_speed_samples(), other_busy_cores()
     # The host's speed and load around the run: host-bound timings move with them.
-    record["host_add_us"] = [round(before[0], 3), round(after[0], 3)]
+    record["host_add_us"] = [
+        round(statistics.median(before[0]), 3),
+        round(statistics.median(after[0]), 3),
+    ]
+    record["host_add_us_samples"] = [
+        [round(value, 3) for value in before[0]],
+        [round(value, 3) for value in after[0]],
+    ]
     if before[1] is not None and after[1] is not None:
         record["other_busy_cores"] = [round(before[1], 2), round(after[1], 2)]
     notebook.metadata[METADATA_KEY] = record
@@ -298,21 +307,35 @@ speaks."""
 
 
 def host_notes(record: dict) -> list[str]:
-    """A soft note when the host's speed changed during the recorded run: the probe
-    (microseconds per ``torch.add`` on the CPU, before and after the notebook) moved by
-    more than :data:`HOST_DRIFT`. Host-bound timings of such a run may not repeat: run
-    it again. Runs recorded without the probe give no note."""
+    """Soft notes when the host's speed changed during the recorded run: the probe
+    (microseconds per ``torch.add`` on the CPU, the median of five samples before and
+    after the notebook) moved by more than :data:`HOST_DRIFT`, or the samples
+    themselves spread by more than that (the host toggling while probed). Host-bound
+    timings of such a run may not repeat: run it again. Runs recorded without the probe
+    give no note."""
+    notes = []
     probe = record.get("host_add_us")
-    if not probe or len(probe) != 2 or min(probe) <= 0:
-        return []
-    before, after = probe
-    if abs(after - before) / before <= HOST_DRIFT:
-        return []
-    return [
-        f"the host's speed changed during its recorded run (torch.add on the CPU: "
-        f"{before:.2f} µs before, {after:.2f} µs after): host-bound timings may not "
-        "repeat"
+    if probe and len(probe) == 2 and min(probe) > 0:
+        before, after = probe
+        if abs(after - before) / before > HOST_DRIFT:
+            notes.append(
+                f"the host's speed changed during its recorded run (torch.add on the "
+                f"CPU: {before:.2f} µs before, {after:.2f} µs after): host-bound "
+                "timings may not repeat"
+            )
+    samples = [
+        value
+        for side in record.get("host_add_us_samples") or []
+        for value in side
+        if isinstance(value, (int, float)) and value > 0
     ]
+    if samples and max(samples) / min(samples) > 1 + HOST_DRIFT:
+        notes.append(
+            f"the host's speed toggled while it was probed around its recorded run "
+            f"(torch.add on the CPU: {min(samples):.2f} to {max(samples):.2f} µs "
+            "within half a second): host-bound timings may not repeat"
+        )
+    return notes
 
 
 def check_notebook(path: Path) -> tuple[list[str], list[str]]:

@@ -30,3 +30,24 @@ def test_other_architectures_start_nothing(monkeypatch, machine):
 
     monkeypatch.setattr(platform, "machine", lambda: machine)
     assert background._candidates() == []
+
+
+def test_run_waits_and_returns_its_seconds(monkeypatch):
+    started = []
+
+    def fake_check(isa):
+        import time
+
+        time.sleep(0.05)
+        started.append(isa)
+
+    monkeypatch.setattr(background, "_candidates", lambda: ["a", "b"])
+    monkeypatch.setattr(background, "_check", fake_check)
+    seconds = background.run_vec_isa_checks()
+    assert sorted(started) == ["a", "b"]  # both ran, and had finished on return
+    assert 0.05 <= seconds < 5.0
+
+
+def test_run_with_nothing_to_check_is_quick(monkeypatch):
+    monkeypatch.setattr(background, "_candidates", lambda: [])
+    assert background.run_vec_isa_checks() < 1.0

@@ -300,3 +300,19 @@ def test_host_notes_speak_only_when_the_host_drifted():
     (note,) = reference.host_notes({"host_add_us": [1.58, 2.92]})
     assert "1.58 µs before, 2.92 µs after" in note
     assert reference.host_notes({"host_add_us": [0, 1.0]}) == []
+
+
+def test_host_notes_speak_when_the_probe_toggled():
+    steady = {
+        "host_add_us": [1.4, 1.45],
+        "host_add_us_samples": [[1.4] * 5, [1.45] * 5],
+    }
+    assert reference.host_notes(steady) == []
+    toggled = {
+        "host_add_us": [1.4, 1.45],
+        "host_add_us_samples": [[1.35, 1.4, 2.9, 1.4, 1.41], [1.45] * 5],
+    }
+    (note,) = reference.host_notes(toggled)
+    assert "toggled" in note and "1.35 to 2.90 µs" in note
+    bad = {"host_add_us_samples": [[0, -1, "x"], []]}  # nothing usable: no note
+    assert reference.host_notes(bad) == []

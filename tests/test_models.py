@@ -148,6 +148,13 @@ def test_fresh_process_names_a_crash(tmp_path):
     assert error.describe().startswith("crashed with a segmentation fault (exit -11)")
     assert "ctypes/__init__.py" in error.where and "string_at" in error.where
     assert "segmentation fault" in str(error) and isinstance(error, RuntimeError)
+    assert error.reported is None  # it reported nothing before the crash
+
+
+def test_fresh_process_keeps_a_report_made_before_a_crash():
+    with pytest.raises(models.FreshProcessError) as caught:
+        models.fresh_process("report(step=1)\nimport ctypes\nctypes.string_at(0)")
+    assert caught.value.reported == {"step": 1} and caught.value.signal == "SIGSEGV"
 
 
 def test_fresh_process_error_words():

@@ -314,8 +314,9 @@ def test_split_host_busy_and_bound_at_the_thresholds():
     # the profiler's GPU time can exceed a latency measured without it
     assert split(1.0, 1.5).host == 0.0 and split(1.0, 1.5).busy == 1.0
     assert split(2.0, None).host == 2.0 and split(2.0, None).busy is None
-    assert split(1.0, 0.5).bound == "mixed"  # 50% is no longer host-bound
-    assert split(1.0, 0.49).bound == "host-bound"
+    assert split(1.0, 0.3).bound == "mixed"  # 30% is no longer host-bound
+    assert split(1.0, 0.29).bound == "host-bound"
+    assert split(1.0, 0.5).bound == "mixed"
     assert split(1.0, 0.8).bound == "GPU-bound"  # 80% and above
     assert split(1.0, 0.79).bound == "mixed"
 

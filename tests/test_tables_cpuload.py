@@ -78,3 +78,16 @@ def test_host_speed_is_a_few_microseconds_per_call():
     assert 0 < probe < 1000
     with pytest.raises(ValueError):
         cpuload.host_speed(calls=0)
+
+
+def test_host_speed_samples_are_spread_in_time():
+    import time
+
+    start = time.perf_counter()
+    values = cpuload.host_speed_samples(samples=3, spacing=0.05, calls=100)
+    assert len(values) == 3 and all(0 < v < 1000 for v in values)
+    assert time.perf_counter() - start >= 0.1  # two pauses between three samples
+    with pytest.raises(ValueError):
+        cpuload.host_speed_samples(samples=0)
+    with pytest.raises(ValueError):
+        cpuload.host_speed_samples(spacing=-1)
