@@ -921,7 +921,10 @@ def _moved(a: float, b: float, threshold: float) -> bool:
 class RunComparison:
     """What :func:`compare_runs` found. ``moved``: ``(notebook, name, a, b)`` for each
     number outside the threshold; ``changed``: ``(notebook, name, a, b)`` for each
-    verdict that differs; ``only_a``/``only_b``: glued names (``notebook: name``) found
+    verdict that differs; ``reclassified``: the same for a host/GPU classification
+    (:func:`is_classification`: :attr:`gpubook.profiling.Split.bound`'s words, which
+    follow the host's speed and are counted apart from the verdicts of comparisons);
+    ``only_a``/``only_b``: glued names (``notebook: name``) found
     in one run only; ``unmatched``: notebooks found in one folder only;
     ``hosts``: ``(notebook, a, b)`` with each run's host probe (microseconds per
     ``torch.add`` on the CPU, before and after the run) where one was recorded."""
@@ -931,8 +934,11 @@ class RunComparison:
     numbers_within: int = 0
     verdicts: int = 0
     verdicts_unchanged: int = 0
+    classifications: int = 0
+    classifications_unchanged: int = 0
     moved: list = dataclasses.field(default_factory=list)
     changed: list = dataclasses.field(default_factory=list)
+    reclassified: list = dataclasses.field(default_factory=list)
     only_a: list = dataclasses.field(default_factory=list)
     only_b: list = dataclasses.field(default_factory=list)
     unmatched: list = dataclasses.field(default_factory=list)
@@ -952,6 +958,11 @@ class RunComparison:
             f"{self.verdicts_unchanged} of "
             f"{self.verdicts} glued verdicts unchanged"
         )
+        if self.classifications:
+            text += (
+                f"; {self.classifications_unchanged} of {self.classifications} "
+                "host/GPU classifications unchanged"
+            )
         only = len(self.only_a) + len(self.only_b)
         if only:
             text += f"; {only} glued values in one run only"
@@ -968,6 +979,8 @@ class RunComparison:
             lines.append(f"moved    {notebook}  {name}: {a:.4g} -> {b:.4g} ({change})")
         for notebook, name, a, b in self.changed:
             lines.append(f"changed  {notebook}  {name}: {a!r} -> {b!r}")
+        for notebook, name, a, b in self.reclassified:
+            lines.append(f"reclassified  {notebook}  {name}: {a!r} -> {b!r}")
         lines += [f"only in A  {item}" for item in self.only_a]
         lines += [f"only in B  {item}" for item in self.only_b]
         lines += [f"unmatched  {item}" for item in self.unmatched]
@@ -978,6 +991,21 @@ class RunComparison:
             )
         lines.append(self.summary())
         return "\n".join(lines)
+
+
+_BOUND_WORDS = ("host-bound", "mixed", "GPU-bound", "CPU only")
+_CLASSIFICATION = re.compile(
+    r"^(?:{0})(?: \(GPU busy # of the call\))?$".format("|".join(_BOUND_WORDS))
+)
+
+
+def is_classification(words: str) -> bool:
+    """Whether a glued string (numbers blanked as ``#``) is a host/GPU classification:
+    one of :attr:`gpubook.profiling.Split.bound`'s words, alone or as ``"mixed (GPU
+    busy # of the call)"``. Such a word describes one number, the GPU's busy share of a
+    call, which moves with the host's speed (up to 2x and more between the book's GPU
+    hosts); :func:`compare_runs` counts it apart from the verdicts of comparisons."""
+    return isinstance(words, str) and bool(_CLASSIFICATION.match(words))
 
 
 def _host_text(probe) -> str:
@@ -1018,6 +1046,13 @@ def compare_notebooks(
     for key, value in verdicts_a.items():
         if key not in verdicts_b:
             result.only_a.append(f"{name}: {key}")
+            continue
+        if is_classification(value) and is_classification(verdicts_b[key]):
+            result.classifications += 1
+            if value != verdicts_b[key]:
+                result.reclassified.append((name, key, value, verdicts_b[key]))
+            else:
+                result.classifications_unchanged += 1
             continue
         result.verdicts += 1
         if value != verdicts_b[key]:

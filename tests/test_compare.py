@@ -316,3 +316,25 @@ def test_host_notes_speak_when_the_probe_toggled():
     assert "toggled" in note and "1.35 to 2.90 µs" in note
     bad = {"host_add_us_samples": [[0, -1, "x"], []]}  # nothing usable: no note
     assert reference.host_notes(bad) == []
+
+
+def test_host_gpu_classifications_are_counted_apart_from_verdicts():
+    a = _notebook(
+        split="'mixed (GPU busy 51% of the call)'",
+        bound="'host-bound'",
+        says="'faster'",
+    )
+    b = _notebook(
+        split="'host-bound (GPU busy 44% of the call)'",
+        bound="'host-bound'",
+        says="'faster'",
+    )
+    result = reference.compare_notebooks(a, b, name="nb")
+    assert (result.verdicts, result.verdicts_unchanged) == (1, 1)
+    assert (result.classifications, result.classifications_unchanged) == (2, 1)
+    assert result.changed == [] and len(result.reclassified) == 1
+    assert "1 of 2 host/GPU classifications unchanged" in result.summary()
+    assert "reclassified  nb  split" in result.report()
+    # a sentence that merely contains the words is a verdict like any other
+    assert not reference.is_classification("both calls are host-bound, so ...")
+    assert reference.is_classification("GPU-bound (GPU busy # of the call)")
