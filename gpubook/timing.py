@@ -61,6 +61,15 @@ MARGIN = 0.10
 #: run time gave intervals 0.02 to 0.10 wide (tools/diag/pairing.py, 2026-11-26).
 BLOCK_SECONDS = 0.005
 
+#: The fewest calls a throughput block of :func:`compare` holds where the run time
+#: allows it (blocks up to a tenth of ``min_run_time``). A block pays its first call's
+#: host work and its last call's GPU time without overlap; with three or four calls per
+#: block (a 1.4 ms call in 5 ms), a compiled `reduce-overhead` BERT call, whose host
+#: work per call is large, measured 1.43 ms against 1.07 ms in 100 ms blocks, and its
+#: verdict against a hand-made CUDA graph flipped (chapter 7, check run of 2026-11-26).
+#: With 20 calls that cost is spread over twenty.
+MIN_BLOCK_CALLS = 20
+
 __all__ = [
     "MODES",
     "Timing",
@@ -480,12 +489,17 @@ class _Sampler:
         self.call()
         return _now() - begin
 
-    def calibrate(self, target_seconds: float) -> None:
-        """Choose the block size so that one block lasts about ``target_seconds``."""
+    def calibrate(
+        self, target_seconds: float, min_calls: int = 1, max_seconds: float = math.inf
+    ) -> None:
+        """Choose the block size so that one block lasts about ``target_seconds``, and
+        holds at least ``min_calls`` calls as long as that stays within
+        ``max_seconds``."""
         if self.mode == "latency":
             return
         one = max(self.one_call(), 1e-7)
-        self.calls_per_block = max(1, int(target_seconds / one))
+        room = min_calls if max_seconds == math.inf else int(max_seconds / one)
+        self.calls_per_block = max(1, int(target_seconds / one), min(min_calls, room))
 
     def sample(self) -> float:
         """One independent sample: seconds per call (one call, or the mean of one
@@ -745,7 +759,8 @@ def compare(
 
     Each round takes one sample of every variant (one call in ``latency`` mode, one
     block in ``throughput`` mode, a tenth of ``min_run_time`` long but at most
-    :data:`BLOCK_SECONDS`), starting with a different variant each round, so drift
+    :data:`BLOCK_SECONDS`, and at least :data:`MIN_BLOCK_CALLS` calls where a tenth of
+    ``min_run_time`` holds them), starting with a different variant each round, so drift
     (clocks, temperature, other work, the host's speed) hits all of them alike and each
     ratio is taken within a round. Rounds continue until there are at least ``rounds``
     of them (default: 10 in latency mode, 7 in throughput mode) and the samples add up
@@ -783,7 +798,11 @@ def compare(
             sampler.call()
     _synchronize_all()
     for sampler in samplers.values():
-        sampler.calibrate(min(run_time / 10, BLOCK_SECONDS))
+        sampler.calibrate(
+            min(run_time / 10, BLOCK_SECONDS),
+            MIN_BLOCK_CALLS,
+            max_seconds=run_time / 10,
+        )
     samples: dict[str, list[float]] = {label: [] for label in labels}
     total = 0.0
     done = 0

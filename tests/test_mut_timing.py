@@ -457,8 +457,28 @@ def test_compare_blocks_last_at_most_block_seconds(clock):
         warmup=0,
         min_run_time=10 * 2.0**-4,
     )
-    assert result["a"].calls_per_block == 20 and result["b"].calls_per_block == 10
+    # b's 5 ms would hold 10 calls: it gets MIN_BLOCK_CALLS (20), within a tenth of
+    # min_run_time
+    assert timing.MIN_BLOCK_CALLS == 20
+    assert result["a"].calls_per_block == 20 and result["b"].calls_per_block == 20
     assert result.ratio("b").estimate == 0.5
+
+
+def test_compare_blocks_hold_twenty_calls_only_where_the_run_time_allows(clock):
+    # calls of 2^-6 s; a tenth of min_run_time (2^-4 s) holds 4 of them, not 20
+    result = compare(
+        {"a": clock.work(2.0**-6), "b": clock.work(2.0**-7)},
+        warmup=0,
+        min_run_time=10 * 2.0**-4,
+    )
+    assert result["a"].calls_per_block == 4 and result["b"].calls_per_block == 8
+    slow = compare(  # a call longer than a tenth of min_run_time: one per block
+        {"a": clock.work(2.0**-2), "b": clock.work(2.0**-2)},
+        warmup=0,
+        min_run_time=10 * 2.0**-4,
+        max_rounds=7,
+    )
+    assert slow["a"].calls_per_block == 1
 
 
 def test_compare_passes_arguments_baseline_margin_and_confidence(clock):
