@@ -26,6 +26,19 @@ class _PlainText(str):
         return str(self)
 
 
+def _as_plain_text(text: str) -> str:
+    """``text`` as myst-nb will read it back: unquoted, unless myst-nb's
+    ``literal_eval`` would turn it into something else (``"268,435,456"`` into the
+    tuple ``(268, 435, 456)``, printed as such); then quoted, which it strips."""
+    import ast
+
+    try:
+        ast.literal_eval(text)
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+        return text
+    return repr(text)
+
+
 def glue(name: str, value: Any, display: bool = False) -> None:
     """Store ``value`` under ``name`` in the cell's outputs; show it only if ``display``
     is true.
@@ -38,7 +51,7 @@ def glue(name: str, value: Any, display: bool = False) -> None:
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"name must be an identifier-like string, got {name!r}")
     if isinstance(value, str):
-        value = _PlainText(value)
+        value = _PlainText(_as_plain_text(value))
     try:
         from myst_nb import glue as myst_glue
     except ImportError:

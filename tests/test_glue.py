@@ -278,3 +278,32 @@ def test_module_names_the_allowed_values():
     glue_module = importlib.import_module("gpubook.glue")
     assert glue_module.VERDICTS == ("faster", "slower", "no clear difference")
     assert glue_module.MODES == ("latency", "throughput")
+
+
+@pytest.mark.parametrize("text", ["268,435,456", "True", "(1, 2)", "3"])
+def test_glued_strings_myst_nb_would_read_as_literals_keep_quotes(myst_calls, text):
+    # myst-nb's format_plain_text runs ast.literal_eval on the text: "268,435,456"
+    # unquoted would print as the tuple "(268, 435, 456)"
+    from myst_nb.core.variables import format_plain_text
+
+    glue("size", text)
+    [(name, value, _)] = myst_calls
+    assert repr(value) == repr(text)
+    assert format_plain_text(repr(value), "") == text
+
+
+def test_a_string_that_is_no_literal_stays_unquoted(myst_calls):
+    from myst_nb.core.variables import format_plain_text
+
+    glue("size", "4,096")  # "096" is no Python literal: printed as it is
+    [(name, value, _)] = myst_calls
+    assert repr(value) == "4,096" and format_plain_text("4,096", "") == "4,096"
+
+
+def test_glued_prose_stays_unquoted_and_reads_back(myst_calls):
+    from myst_nb.core.variables import format_plain_text
+
+    glue("verdict", "1.34x as fast, 268,435,456 elements")
+    [(name, value, _)] = myst_calls
+    assert repr(value) == "1.34x as fast, 268,435,456 elements"
+    assert format_plain_text(repr(value), "") == "1.34x as fast, 268,435,456 elements"
