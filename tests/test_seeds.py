@@ -61,6 +61,9 @@ def test_seed_001_is_quoted_exactly():
     "factor, measured, expected",
     [
         (8.0, FakeRatio(40.0, 38.0, 42.0, "faster"), ("holds", "larger here")),
+        # above the seed's 57x, but not by the margin: no "larger here"
+        (57.0, FakeRatio(67.4, 61.7, 78.3, "faster"), ("holds", "")),
+        (57.0, FakeRatio(70.0, 63.0, 78.0, "faster"), ("holds", "larger here")),
         (8.0, FakeRatio(5.0, 4.0, 6.0, "faster"), ("holds", "")),  # 6 >= 1 + 7/2
         (
             8.0,
