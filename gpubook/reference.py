@@ -37,8 +37,11 @@ finish; a test checks that the committed pages are in step with the notebooks.
 
 ``compare`` reads the glued values of two folders of executed notebooks (matched by file
 name) and prints every glued number that moved by more than the threshold (relative to
-the first run), every glued verdict that differs, and a summary line, e.g. ``compare:
-201 of 222 glued numbers within ±25% (90.5%); 38 of 40 glued verdicts unchanged``.
+the first run), every glued verdict that differs, every host/GPU classification that
+differs (``reclassified``: :attr:`gpubook.profiling.Split.bound`'s words, which follow
+the host's speed, counted apart from the verdicts of comparisons), and a summary line,
+e.g. ``compare: 201 of 222 glued numbers within ±25% (90.5%); 38 of 40 glued verdicts
+unchanged; 5 of 6 host/GPU classifications unchanged``.
 """
 
 from __future__ import annotations
