@@ -3,8 +3,9 @@
 Before the first C++ kernel of a process, TorchInductor tests each vector instruction
 set that the CPU reports (AVX2, AVX-512, AMX, ...), one after another. On torch 2.11
 (see the pull requests below) each test compiles a small C++ file (cached on disk) and
-starts a child Python that imports torch and loads the result, in every new process:
-on a CPU with three such sets, three imports of torch in a row.
+starts a child Python that imports torch and loads the result, in every new process;
+a set can take more than one such probe (AVX-512's bf16 and VNNI variants, AMX's tile
+and FP16 probes), so a server CPU with AMX starts about ten imports of torch in a row.
 :func:`start_vec_isa_checks` runs the same tests in threads, so that they overlap with
 each other and with the cells that run before the first compile. Each test caches its
 answer on the object TorchInductor itself asks, so the compiler gets the same answers
@@ -12,10 +13,10 @@ it would have found alone, sooner. Nothing changes where the private module diff
 the function then starts nothing.
 
 The cost is known upstream: pytorch/pytorch#140970 (``pick_vec_isa`` taking about 9 s,
-four child processes on a server CPU); pytorch/pytorch#181617 caches a successful probe
-on disk (``.load_ok``) and pytorch/pytorch#183515 drops ``import torch`` from the child
-on Linux, both merged in April and May 2026 (torch 2.14.1 has both; by their dates,
-torch 2.11 has neither).
+four child processes on a server CPU); pytorch/pytorch#183515 (May 2026) drops
+``import torch`` from the child on Linux, and caching a successful probe on disk
+(``.load_ok``), proposed in pytorch/pytorch#181617, landed as #190561 (July 2026).
+torch 2.14.1 has both (its ``cpu_vec_isa.py``); torch 2.11 has neither.
 """
 
 from __future__ import annotations
