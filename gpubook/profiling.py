@@ -203,7 +203,9 @@ def trace(
 
 
 #: :attr:`Split.bound`'s lines: busy share below which a call is host-bound (the host
-#: takes over twice the GPU's time), and from which it is GPU-bound.
+#: takes more than about 2.3 times the GPU's time), and from which it is GPU-bound.
+#: ``gpubook.reference`` keeps the words themselves (``_BOUND_WORDS``) without
+#: importing torch; a test keeps the two in step.
 HOST_BOUND_BELOW = 0.3
 GPU_BOUND_FROM = 0.8
 

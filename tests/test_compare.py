@@ -338,3 +338,14 @@ def test_host_gpu_classifications_are_counted_apart_from_verdicts():
     # a sentence that merely contains the words is a verdict like any other
     assert not reference.is_classification("both calls are host-bound, so ...")
     assert reference.is_classification("GPU-bound (GPU busy # of the call)")
+
+
+def test_classification_words_are_split_bound_words():
+    # reference keeps its own copy of the words (no torch import there): in step
+    from gpubook.profiling import Split
+
+    words = {
+        Split(wall=1.0, gpu=busy, kernels_per_call=1, launches_per_call=1).bound
+        for busy in (None, 0.0, 0.29, 0.3, 0.79, 0.8, 1.0)
+    }
+    assert words == set(reference._BOUND_WORDS)
