@@ -244,6 +244,21 @@ class Split:
         return None if self.gpu is None else min(self.gpu / self.wall, 1.0)
 
     @property
+    def busy_pct(self) -> int | None:
+        """:attr:`busy` in whole percent, rounded so that it stays on its side of the
+        classification's lines: 29.8% busy (host-bound) reads 29, not 30; 79.7%
+        (mixed) reads 79; ``None`` on the CPU."""
+        if self.busy is None:
+            return None
+        pct = round(100 * self.busy)
+        low, high = round(100 * HOST_BOUND_BELOW), round(100 * GPU_BOUND_FROM)
+        if self.busy < HOST_BOUND_BELOW:
+            return min(pct, low - 1)
+        if self.busy < GPU_BOUND_FROM:
+            return min(max(pct, low), high - 1)
+        return max(pct, high)
+
+    @property
     def bound(self) -> str:
         if self.busy is None:
             return "CPU only"
@@ -257,7 +272,7 @@ class Split:
         from .timing import format_seconds
 
         gpu = "–" if self.gpu is None else format_seconds(self.gpu)
-        busy = "–" if self.busy is None else f"{self.busy:.0%}"
+        busy = "–" if self.busy_pct is None else f"{self.busy_pct}%"
         return {
             "variant": self.label or "call",
             "latency": format_seconds(self.wall),
@@ -273,11 +288,14 @@ class Split:
         return split_table([self])._repr_html_()
 
     def __str__(self) -> str:
+        from .timing import counted
+
         row = self.row()
         return (
             f"{row['variant']}: {row['latency']} per call, GPU busy {row['GPU busy']} "
-            f"({row['busy']}), host {row['host (rest)']}; {row['kernels']} kernels and "
-            f"{row['launches']} launches per call: {row['bound']}"
+            f"({row['busy']}), host {row['host (rest)']}; "
+            f"{counted(self.kernels_per_call, 'kernel')} and "
+            f"{counted(self.launches_per_call, 'launch')} per call: {row['bound']}"
         )
 
     __repr__ = __str__

@@ -72,6 +72,7 @@ MIN_BLOCK_CALLS = 20
 
 __all__ = [
     "MODES",
+    "counted",
     "Timing",
     "Ratio",
     "Comparison",
@@ -153,6 +154,20 @@ def format_ratio(ratio: float) -> str:
         return str(ratio)
     rounded = float(f"{ratio:.3g}")
     return f"{rounded:,.0f}" if abs(rounded) >= 1000 else f"{rounded:.3g}"
+
+
+def counted(count: float, noun: str, plural: str | None = None) -> str:
+    """A count with its noun in the right number: ``'1 kernel'``, ``'2 kernels'``,
+    ``'1.5 kernels'``, ``'0 processes'``. ``plural`` overrides the regular plural
+    (``noun + 's'``, or ``+ 'es'`` after s, x, ch and sh)."""
+    if not isinstance(noun, str) or not noun:
+        raise ValueError(f"noun must be a non-empty string, got {noun!r}")
+    if isinstance(count, bool) or not isinstance(count, (int, float)):
+        raise TypeError(f"count must be a number, got {type(count).__name__}")
+    if plural is None:
+        plural = noun + ("es" if noun.endswith(("s", "x", "ch", "sh")) else "s")
+    text = f"{count:,.0f}" if float(count).is_integer() else f"{count:.3g}"
+    return f"{text} {noun if count == 1 else plural}"
 
 
 # --- Statistics -----------------------------------------------------------------------

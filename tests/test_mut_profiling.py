@@ -321,6 +321,25 @@ def test_split_host_busy_and_bound_at_the_thresholds():
     assert split(1.0, 0.79).bound == "mixed"
 
 
+def test_split_busy_pct_stays_on_its_side_of_the_lines():
+    def pct(busy):
+        return Split(
+            wall=1.0, gpu=busy, kernels_per_call=1, launches_per_call=1
+        ).busy_pct
+
+    assert pct(0.298) == 29  # host-bound: never printed as 30%
+    assert pct(0.30) == 30 and pct(0.301) == 30  # mixed
+    assert pct(0.797) == 79 and pct(0.7949) == 79  # mixed: never 80%
+    assert pct(0.80) == 80 and pct(0.996) == 100  # GPU-bound
+    assert pct(0.5) == 50 and pct(0.104) == 10
+    assert (
+        Split(wall=1.0, gpu=None, kernels_per_call=0, launches_per_call=0).busy_pct
+        is None
+    )
+    row = Split(wall=1.0, gpu=0.298, kernels_per_call=1, launches_per_call=1).row()
+    assert row["busy"] == "29%" and row["bound"] == "host-bound"
+
+
 def test_split_row_text_and_table():
     gpu = Split(
         wall=2e-3, gpu=5e-4, kernels_per_call=2.5, launches_per_call=3, label="eager"

@@ -436,3 +436,34 @@ def test_format_ratio_never_uses_an_exponent():
 )
 def test_format_seconds_units(seconds, text):
     assert format_seconds(seconds) == text
+
+
+@pytest.mark.parametrize(
+    "count, noun, text",
+    [
+        (1, "kernel", "1 kernel"),
+        (2, "kernel", "2 kernels"),
+        (0, "process", "0 processes"),
+        (1.5, "kernel", "1.5 kernels"),
+        (1.0, "launch", "1 launch"),
+        (3, "break", "3 breaks"),
+        (2, "graph", "2 graphs"),
+        (12345, "fault", "12,345 faults"),
+        (2, "child", "2 children"),
+    ],
+)
+def test_counted(count, noun, text):
+    from gpubook import counted
+
+    plural = "children" if noun == "child" else None
+    assert counted(count, noun, plural) == text
+
+
+@pytest.mark.parametrize("bad", ["two", None, True])
+def test_counted_rejects_bad_counts(bad):
+    from gpubook import counted
+
+    with pytest.raises(TypeError):
+        counted(bad, "kernel")
+    with pytest.raises(ValueError):
+        counted(1, "")
