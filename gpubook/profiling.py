@@ -250,13 +250,13 @@ class Split:
         (mixed) reads 79; ``None`` on the CPU."""
         if self.busy is None:
             return None
-        pct = round(100 * self.busy)
         low, high = round(100 * HOST_BOUND_BELOW), round(100 * GPU_BOUND_FROM)
-        if self.busy < HOST_BOUND_BELOW:
-            return min(pct, low - 1)
-        if self.busy < GPU_BOUND_FROM:
-            return min(max(pct, low), high - 1)
-        return max(pct, high)
+        floor, ceiling = {
+            "host-bound": (0, low - 1),
+            "mixed": (low, high - 1),
+            "GPU-bound": (high, 100),
+        }[self.bound]
+        return min(max(round(100 * self.busy), floor), ceiling)
 
     @property
     def bound(self) -> str:

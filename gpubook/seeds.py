@@ -35,9 +35,13 @@ Recording a claim in a chapter (the verdict is computed from the run, never type
 Verdicts (:func:`verdict`), for a claimed speedup of ``factor`` x:
 
 * **holds**: the book measured the variant faster (the interval clears the margin
-  around 1 that its comparison used, ``gpubook.timing.MARGIN``) and the upper end of
-  its 95% interval reaches at least half the claimed gain, ``1 + (factor - 1) / 2`` (the
-  hardware differs, so a factor of about two either way counts as agreement); a claim
+  around 1 that its comparison used, ``gpubook.timing.MARGIN``) and its estimate (the
+  median ratio) reaches at least half the claimed gain, ``1 + (factor - 1) / 2`` (the
+  hardware differs, so a factor of about two either way counts as agreement). The
+  estimate, not the interval's upper end: a wide interval must not turn the verdict
+  (compiled ``torch.sum`` against the seed's 9x, 2026-11-26: 3.29x [3.21, 5.88] held by
+  the upper end in one run, 2.43x [2.39, 3.06] and 2.46x [2.43, 4.01] did not in two
+  others); a claim
   without a factor ("compiling speeds it up") holds when the book measured it faster;
   the detail "larger here" is added when the whole interval lies above the claimed
   factor by the margin as well (its low end above ``factor * (1 + MARGIN)``), so that a
@@ -229,7 +233,7 @@ def verdict(
         return "does not hold", f"{direction} here"
     if factor is None:
         return "holds", ""
-    if high >= 1 + (factor - 1) / 2:
+    if estimate >= 1 + (factor - 1) / 2:
         from .timing import MARGIN
 
         return "holds", "larger here" if low > factor * (1 + MARGIN) else ""
@@ -482,7 +486,7 @@ def page(root: Path = ROOT) -> str:
         "the book's ratio.",
         "",
         "How to read the verdict: **holds** when the book measured the variant",
-        "faster and the upper end of its interval reaches at least half the claimed",
+        "faster and its estimate (the median ratio) reaches at least half the claimed",
         "gain, 1 + (factor - 1) / 2 (the hardware differs, so a factor of about two",
         "either way counts as agreement); **does not hold** when it was slower, not",
         "clearly different, or faster by less than half the claimed gain (for a",

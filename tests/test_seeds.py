@@ -64,7 +64,13 @@ def test_seed_001_is_quoted_exactly():
         # above the seed's 57x, but not by the margin: no "larger here"
         (57.0, FakeRatio(67.4, 61.7, 78.3, "faster"), ("holds", "")),
         (57.0, FakeRatio(70.0, 63.0, 78.0, "faster"), ("holds", "larger here")),
-        (8.0, FakeRatio(5.0, 4.0, 6.0, "faster"), ("holds", "")),  # 6 >= 1 + 7/2
+        (8.0, FakeRatio(5.0, 4.0, 6.0, "faster"), ("holds", "")),  # 5 >= 1 + 7/2
+        # the estimate decides, not a wide interval's upper end
+        (
+            9.0,
+            FakeRatio(3.29, 3.21, 5.88, "faster"),
+            ("does not hold", "faster, by less than half the claimed gain"),
+        ),
         (
             8.0,
             FakeRatio(3.0, 2.8, 3.2, "faster"),
