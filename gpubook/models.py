@@ -42,6 +42,7 @@ __all__ = [
     "kernel_category",
     "KernelSummary",
     "kernel_summary",
+    "gpu_times",
     "attention_path",
     "fresh_process",
     "FreshProcessError",
@@ -225,6 +226,84 @@ def kernel_summary(
         names={name: len(t) / calls for name, t in by_name.items()},
     )
     return summary
+
+
+def _busy_per_call(calls: list, kernels: list) -> list[float]:
+    """Summed kernel time (µs) per call mark, in the marks' order: a kernel belongs to
+    the last mark that started before it (each call was synchronised before the next
+    mark began, so its kernels end before the next call starts)."""
+    import bisect
+
+    starts = [span.start_us for span in calls]
+    busy = [0.0] * len(calls)
+    for span in kernels:
+        index = bisect.bisect_right(starts, span.start_us) - 1
+        if index >= 0:
+            busy[index] += span.duration_us
+    return busy
+
+
+def gpu_times(
+    variants: Mapping[str, Callable[..., Any]],
+    *args: Any,
+    rounds: int = 20,
+    warmup: int = 2,
+    **kwargs: Any,
+) -> dict:
+    """GPU time per call of each variant: the summed duration of the kernels a call
+    ran, from one profile of ``rounds`` interleaved rounds (A B A B ..., each call
+    synchronised before the next starts).
+
+    Returns a :class:`gpubook.Timing` per label, one sample per call (``mode`` is
+    ``"latency"``: single calls), so that two variants compare with
+    ``gpubook.ratio(a, b, paired=True)``, each round's pair taken side by side. Unlike
+    a call's wall time, this leaves out the host's work (Python, guards, launches):
+    it judges kernels, not calls. Needs a CUDA device in use.
+    """
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    from .profiling import _CALL_MARK, _spans, _trace_events
+    from .timing import Timing
+
+    if not isinstance(variants, Mapping) or not variants:
+        raise TypeError("variants must be a non-empty dict of label -> callable")
+    for label, fn in variants.items():
+        if not callable(fn):
+            raise TypeError(f"variant {label!r} is not callable")
+    positive_int("rounds", rounds)
+    positive_int("warmup", warmup, allow_zero=True)
+    if not (torch.cuda.is_available() and torch.cuda.is_initialized()):
+        raise RuntimeError("GPU time per call needs a CUDA device in use")
+    for _ in range(warmup):
+        for fn in variants.values():
+            fn(*args, **kwargs)
+    torch.cuda.synchronize()
+    order: list[str] = []
+    activities = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
+    with profile(activities=activities) as prof:
+        for _ in range(rounds):
+            for label, fn in variants.items():
+                with record_function(f"{_CALL_MARK} {len(order)}"):
+                    fn(*args, **kwargs)
+                torch.cuda.synchronize()
+                order.append(label)
+    _, gpu, calls = _spans(_trace_events(prof))
+    calls = sorted(calls, key=lambda span: span.start_us)
+    if len(calls) != len(order):
+        raise RuntimeError(
+            f"the profile holds {len(calls)} call marks for {len(order)} calls"
+        )
+    busy = _busy_per_call(calls, [span for span in gpu if span.kind == "kernel"])
+    samples: dict[str, list[float]] = {label: [] for label in variants}
+    for span, us in zip(calls, busy):
+        samples[order[int(span.name.rsplit(" ", 1)[1])]].append(us / 1e6)
+    for label, times in samples.items():
+        if min(times) <= 0:
+            raise RuntimeError(f"no GPU kernel was recorded in a call of {label!r}")
+    return {
+        label: Timing(tuple(times), label=label, mode="latency")
+        for label, times in samples.items()
+    }
 
 
 def attention_path(summary: KernelSummary) -> str:

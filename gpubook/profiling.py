@@ -124,6 +124,11 @@ def profile_events(
                 fn(*args, **kwargs)
             if cuda:
                 torch.cuda.synchronize()
+    return _trace_events(prof)
+
+
+def _trace_events(prof: Any) -> list[dict]:
+    """The complete events (``ph == "X"``) of a finished ``torch.profiler.profile``."""
     with tempfile.TemporaryDirectory(prefix="gpubook-trace-") as folder:
         path = os.path.join(folder, "trace.json")
         prof.export_chrome_trace(path)

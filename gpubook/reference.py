@@ -42,6 +42,15 @@ differs (``reclassified``: :attr:`gpubook.profiling.Split.bound`'s words, which 
 the host's speed, counted apart from the verdicts of comparisons), and a summary line,
 e.g. ``compare: 201 of 222 glued numbers within ±25% (90.5%); 38 of 40 glued verdicts
 unchanged; 5 of 6 host/GPU classifications unchanged``.
+
+Some glued numbers measure the host CPU more than PyTorch: work done on the CPU (NumPy,
+Python, code compiled for the CPU, and GPU-over-CPU ratios, whose baseline is that
+work), compile times (the compiler runs on the CPU), and GPU calls that the host's
+launches and Python bound. They move with the host's speed, which differs between the
+book's GPU machines by 2x and more. ``gpubook/host_dependent.json`` names them per
+notebook (with the reason for each group); ``compare`` counts them apart from the rest
+and states both shares, so that a re-run on a slower host does not hide whether the
+GPU-side figures repeat. The reference-results page marks such headlines *(host)*.
 """
 
 from __future__ import annotations
@@ -88,6 +97,8 @@ __all__ = [
     "glued_values",
     "compare_notebooks",
     "compare_runs",
+    "host_dependent_patterns",
+    "is_host_dependent",
     "RunComparison",
     "main",
 ]
@@ -98,6 +109,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS_PAGE = Path("book") / "reference-results.md"
 TIMES_PAGE = Path("book") / "_generated" / "run-times.md"
 CPU_TIMES_FILE = Path("book") / "_data" / "cpu-run-times.json"
+HOST_DEPENDENT_FILE = Path(__file__).resolve().parent / "host_dependent.json"
 
 
 def notebook_paths(targets: list[str | Path]) -> list[Path]:
@@ -569,7 +581,14 @@ def results_page(root: Path = ROOT) -> str:
                 + " | ".join(
                     [
                         link,
-                        _cell(record["case"]),
+                        _cell(record["case"])
+                        + (
+                            " *(host)*"
+                            if is_host_dependent(
+                                path.name, HEADLINE_PREFIX + record["key"]
+                            )
+                            else ""
+                        ),
                         _cell(record.get("device", "")),
                         _cell(record.get("mode") or "–"),
                         _cell(baseline),
@@ -594,6 +613,17 @@ def results_page(root: Path = ROOT) -> str:
             "| --- | --- | --- | --- | ---: | ---: | ---: | --- | --- |",
             *rows,
         ]
+        if any("*(host)*" in row for row in rows):
+            lines += [
+                "",
+                "*(host)*: the figure depends on the host CPU's speed as much as on "
+                "the GPU (work",
+                "on the CPU as the baseline, a compile, or a call that the host's "
+                "launches bound), so",
+                "a machine with another CPU measures another value. "
+                "`gpubook/host_dependent.json` lists",
+                "every such glued figure of the book, with the reason.",
+            ]
     else:
         lines.append("No chapter has recorded a headline figure yet.")
     if others:
@@ -939,6 +969,8 @@ class RunComparison:
     verdicts_unchanged: int = 0
     classifications: int = 0
     classifications_unchanged: int = 0
+    host_numbers: int = 0
+    host_numbers_within: int = 0
     moved: list = dataclasses.field(default_factory=list)
     changed: list = dataclasses.field(default_factory=list)
     reclassified: list = dataclasses.field(default_factory=list)
@@ -952,14 +984,37 @@ class RunComparison:
         """Fraction of glued numbers within the threshold (1.0 when there are none)."""
         return self.numbers_within / self.numbers if self.numbers else 1.0
 
+    @property
+    def other_numbers(self) -> int:
+        """Glued numbers that do not depend on the host CPU (see
+        :func:`is_host_dependent`)."""
+        return self.numbers - self.host_numbers
+
+    @property
+    def other_share_within(self) -> float:
+        """Fraction of the numbers that do not depend on the host within the threshold
+        (1.0 when there are none)."""
+        within = self.numbers_within - self.host_numbers_within
+        return within / self.other_numbers if self.other_numbers else 1.0
+
     def summary(self) -> str:
         """One line, e.g. ``compare: 201 of 222 glued numbers within ±25% (90.5%); 38 of
         40 glued verdicts unchanged``."""
         text = (
             f"compare: {self.numbers_within} of {self.numbers} glued numbers within "
-            f"±{self.threshold:.0%} ({self.share_within:.1%}); "
-            f"{self.verdicts_unchanged} of "
-            f"{self.verdicts} glued verdicts unchanged"
+            f"±{self.threshold:.0%} ({self.share_within:.1%})"
+        )
+        if self.host_numbers:
+            other_within = self.numbers_within - self.host_numbers_within
+            host_share = self.host_numbers_within / self.host_numbers
+            text += (
+                f" [{other_within} of {self.other_numbers} "
+                f"({self.other_share_within:.1%}) that do not depend on the host CPU; "
+                f"{self.host_numbers_within} of {self.host_numbers} ({host_share:.1%}) "
+                "that do]"
+            )
+        text += (
+            f"; {self.verdicts_unchanged} of {self.verdicts} glued verdicts unchanged"
         )
         if self.classifications:
             text += (
@@ -979,7 +1034,10 @@ class RunComparison:
         lines = []
         for notebook, name, a, b in self.moved:
             change = f"{b / a - 1:+.0%}" if a else "from zero"
-            lines.append(f"moved    {notebook}  {name}: {a:.4g} -> {b:.4g} ({change})")
+            host = " (host)" if is_host_dependent(notebook, name) else ""
+            lines.append(
+                f"moved    {notebook}  {name}: {a:.4g} -> {b:.4g} ({change}){host}"
+            )
         for notebook, name, a, b in self.changed:
             lines.append(f"changed  {notebook}  {name}: {a!r} -> {b!r}")
         for notebook, name, a, b in self.reclassified:
@@ -1009,6 +1067,48 @@ def is_classification(words: str) -> bool:
     call, which moves with the host's speed (up to 2x and more between the book's GPU
     hosts); :func:`compare_runs` counts it apart from the verdicts of comparisons."""
     return isinstance(words, str) and bool(_CLASSIFICATION.match(words))
+
+
+_HOST_PATTERNS: dict[str, list[re.Pattern]] | None = None
+
+
+def host_dependent_patterns(path: Path | None = None) -> dict[str, list[re.Pattern]]:
+    """Per notebook file name, the compiled patterns of its host-dependent glue names,
+    read from ``gpubook/host_dependent.json`` (or ``path``): ``{"notebooks":
+    {file name: {group: [regex, ...]}}}``, each group named in ``"groups"`` with its
+    reason. A pattern must match a whole glue name."""
+    global _HOST_PATTERNS
+    if path is None and _HOST_PATTERNS is not None:
+        return _HOST_PATTERNS
+    data = json.loads((path or HOST_DEPENDENT_FILE).read_text(encoding="utf-8"))
+    groups = data.get("groups", {})
+    patterns: dict[str, list[re.Pattern]] = {}
+    for notebook, by_group in data.get("notebooks", {}).items():
+        for group, names in by_group.items():
+            if group not in groups:
+                raise ValueError(
+                    f"{notebook}: group {group!r} is not described under 'groups'"
+                )
+            patterns.setdefault(notebook, []).extend(re.compile(n) for n in names)
+    if path is None:
+        _HOST_PATTERNS = patterns
+    return patterns
+
+
+def _glue_name(key: str) -> str:
+    """The glue name a flattened key came from (``headline_x.speedup_low`` ->
+    ``headline_x``, ``sentence#3`` -> ``sentence``, ``sizes[2]`` -> ``sizes``)."""
+    return re.split(r"[.#\[]", key, maxsplit=1)[0]
+
+
+def is_host_dependent(notebook: str, key: str) -> bool:
+    """Whether the glued number ``key`` of ``notebook`` (a file name) is listed in
+    ``gpubook/host_dependent.json`` as depending on the host CPU's speed."""
+    name = _glue_name(key)
+    return any(
+        pattern.fullmatch(name)
+        for pattern in host_dependent_patterns().get(Path(notebook).name, [])
+    )
 
 
 def _host_text(probe) -> str:
@@ -1042,10 +1142,13 @@ def compare_notebooks(
             result.only_a.append(f"{name}: {key}")
             continue
         result.numbers += 1
+        host = is_host_dependent(name, key)
+        result.host_numbers += host
         if _moved(value, numbers_b[key], threshold):
             result.moved.append((name, key, value, numbers_b[key]))
         else:
             result.numbers_within += 1
+            result.host_numbers_within += host
     for key, value in verdicts_a.items():
         if key not in verdicts_b:
             result.only_a.append(f"{name}: {key}")

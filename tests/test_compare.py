@@ -349,3 +349,66 @@ def test_classification_words_are_split_bound_words():
         for busy in (None, 0.0, 0.29, 0.3, 0.79, 0.8, 1.0)
     }
     assert words == set(reference._BOUND_WORDS)
+
+
+def test_host_dependent_numbers_are_counted_apart(tmp_path):
+    # 00_setup_check lists smoke_compile (a compile time) as host-dependent
+    for folder, (compile_s, speed) in {"a": (4.0, 2.0), "b": (2.0, 2.1)}.items():
+        (tmp_path / folder).mkdir()
+        nbformat.write(
+            _notebook(smoke_compile=str(compile_s), other=str(speed)),
+            tmp_path / folder / "00_setup_check.ipynb",
+        )
+    result = reference.compare_runs(tmp_path / "a", tmp_path / "b")
+    assert (result.numbers, result.numbers_within) == (2, 1)
+    assert (result.host_numbers, result.host_numbers_within) == (1, 0)
+    assert (result.other_numbers, result.other_share_within) == (1, 1.0)
+    assert result.summary().startswith(
+        "compare: 1 of 2 glued numbers within ±25% (50.0%) [1 of 1 (100.0%) that do "
+        "not depend on the host CPU; 0 of 1 (0.0%) that do]"
+    )
+    assert result.report().splitlines()[0].endswith("(-50%) (host)")
+
+
+def test_is_host_dependent_matches_whole_glue_names():
+    assert reference.is_host_dependent("00_setup_check.ipynb", "smoke_compile")
+    assert reference.is_host_dependent(
+        "06_compiling_numpy.ipynb", "headline_ch06_rowsums.speedup_low"
+    )
+    assert reference.is_host_dependent(
+        "x/02_modules_for_computation.ipynb", "ladder_python"
+    )
+    assert not reference.is_host_dependent("00_setup_check.ipynb", "smoke_compile_x")
+    assert not reference.is_host_dependent(
+        "01_tensors_and_gpu_offload.ipynb", "mul_gbs"
+    )
+    assert not reference.is_host_dependent("99_unknown.ipynb", "smoke_compile")
+
+
+def test_host_dependent_file_rejects_an_undescribed_group(tmp_path):
+    path = tmp_path / "host.json"
+    path.write_text('{"groups": {}, "notebooks": {"a.ipynb": {"cpu": ["x"]}}}')
+    with pytest.raises(ValueError, match="group 'cpu' is not described"):
+        reference.host_dependent_patterns(path)
+
+
+def test_every_host_dependent_pattern_names_a_glued_value():
+    """A renamed glue key must not silently leave the list: each pattern matches a
+    name the notebook glues (in its stored outputs) or references (in its prose)."""
+    import re
+    from pathlib import Path
+
+    notebooks = Path(reference.__file__).resolve().parent.parent / "notebooks"
+    patterns = reference.host_dependent_patterns()
+    reference_name = re.compile(r"\{glue(?::\w+)?\}`([A-Za-z_]\w*)")
+    for file_name, compiled in patterns.items():
+        notebook = nbformat.read(notebooks / file_name, as_version=4)
+        names = set(reference.glued_values(notebook))
+        for cell in notebook.cells:
+            if cell.cell_type == "markdown":
+                names.update(reference_name.findall(cell.source))
+        for pattern in compiled:
+            assert any(pattern.fullmatch(name) for name in names), (
+                file_name,
+                pattern.pattern,
+            )

@@ -182,3 +182,31 @@ def test_cudagraph_notes_keep_messages_off_stderr(capsys):
     finally:
         logger.removeHandler(stream)
     assert "skipping cudagraphs" not in capsys.readouterr().err
+
+
+def test_busy_per_call_gives_each_kernel_to_the_call_that_ran_it():
+    from gpubook.profiling import Span
+
+    calls = [
+        Span("gpubook call 0", 0.0, 10.0, "thread 1", "call"),
+        Span("gpubook call 1", 50.0, 60.0, "thread 1", "call"),
+    ]
+    kernels = [
+        Span("k", 5.0, 25.0, "stream 7", "kernel"),  # call 0, runs past its mark
+        Span("k", 30.0, 33.0, "stream 7", "kernel"),  # call 0, before call 1 starts
+        Span("k", 55.0, 62.0, "stream 7", "kernel"),  # call 1
+        Span("k", -5.0, -1.0, "stream 7", "kernel"),  # before any call: not counted
+    ]
+    assert models._busy_per_call(calls, kernels) == [23.0, 7.0]
+
+
+def test_gpu_times_rejects_bad_input_and_needs_a_gpu():
+    with pytest.raises(TypeError, match="non-empty dict"):
+        models.gpu_times({})
+    with pytest.raises(TypeError, match="not callable"):
+        models.gpu_times({"a": 3})
+    with pytest.raises(ValueError):
+        models.gpu_times({"a": torch.relu}, torch.ones(2), rounds=0)
+    if not (torch.cuda.is_available() and torch.cuda.is_initialized()):
+        with pytest.raises(RuntimeError, match="CUDA device"):
+            models.gpu_times({"a": torch.relu}, torch.ones(2))
