@@ -228,19 +228,51 @@ def kernel_summary(
     return summary
 
 
-def _busy_per_call(calls: list, kernels: list) -> list[float]:
-    """Summed kernel time (µs) per call mark, in the marks' order: a kernel belongs to
-    the last mark that started before it (each call was synchronised before the next
-    mark began, so its kernels end before the next call starts)."""
+def _busy_per_call(events: list[dict]) -> tuple[list[str], list[float], list[int]]:
+    """Per call mark of a trace (in order): its name, the GPU's busy time in µs (the
+    union of the kernels, copies and fills the call launched) and how many it
+    launched.
+
+    Each GPU event is tied to the call whose mark holds its launch, through the
+    ``correlation`` id that both carry (the CPU clock decides, not the GPU's
+    timestamps). A GPU event whose launch lies in no mark raises ``RuntimeError``.
+    """
     import bisect
 
-    starts = [span.start_us for span in calls]
-    busy = [0.0] * len(calls)
-    for span in kernels:
-        index = bisect.bisect_right(starts, span.start_us) - 1
-        if index >= 0:
-            busy[index] += span.duration_us
-    return busy
+    from .profiling import _CALL_MARK, _GPU_CATEGORIES, _union_length
+
+    marks = sorted(
+        (
+            e
+            for e in events
+            if e.get("cat") == "user_annotation"
+            and str(e.get("name", "")).startswith(_CALL_MARK)
+        ),
+        key=lambda e: float(e["ts"]),
+    )
+    starts = [float(e["ts"]) for e in marks]
+    launches = {}
+    for e in events:
+        if e.get("cat") in ("cuda_runtime", "cuda_driver"):
+            correlation = e.get("args", {}).get("correlation")
+            if correlation is not None:
+                launches[correlation] = float(e["ts"])
+    spans: list[list[tuple[float, float]]] = [[] for _ in marks]
+    for e in events:
+        if e.get("cat") not in _GPU_CATEGORIES:
+            continue
+        launched = launches.get(e.get("args", {}).get("correlation"))
+        index = (
+            bisect.bisect_right(starts, launched) - 1 if launched is not None else -1
+        )
+        if index < 0 or launched > starts[index] + float(marks[index]["dur"]):
+            raise RuntimeError(
+                f"a GPU event ({e.get('name')!r}) was launched outside every call"
+            )
+        start = float(e["ts"])
+        spans[index].append((start, start + float(e["dur"])))
+    names = [str(e["name"]) for e in marks]
+    return names, [_union_length(s) for s in spans], [len(s) for s in spans]
 
 
 def gpu_times(
@@ -250,19 +282,22 @@ def gpu_times(
     warmup: int = 2,
     **kwargs: Any,
 ) -> dict:
-    """GPU time per call of each variant: the summed duration of the kernels a call
-    ran, from one profile of ``rounds`` interleaved rounds (A B A B ..., each call
-    synchronised before the next starts).
+    """GPU time per call of each variant: how long the GPU was busy with the kernels,
+    copies and fills a call launched (their union), from one profile of ``rounds``
+    interleaved rounds (A B A B ..., each call synchronised before the next starts).
 
     Returns a :class:`gpubook.Timing` per label, one sample per call (``mode`` is
     ``"latency"``: single calls), so that two variants compare with
     ``gpubook.ratio(a, b, paired=True)``, each round's pair taken side by side. Unlike
     a call's wall time, this leaves out the host's work (Python, guards, launches):
-    it judges kernels, not calls. Needs a CUDA device in use.
+    it judges the device work, not calls. The first round is profiled but not kept.
+    Raises ``RuntimeError`` when a variant's calls launch different numbers of GPU
+    events (a recompile or autotuning inside the profile) or when a GPU event cannot
+    be tied to a call. Needs a CUDA device in use.
     """
     from torch.profiler import ProfilerActivity, profile, record_function
 
-    from .profiling import _CALL_MARK, _spans, _trace_events
+    from .profiling import _CALL_MARK, _trace_events
     from .timing import Timing
 
     if not isinstance(variants, Mapping) or not variants:
@@ -281,25 +316,34 @@ def gpu_times(
     order: list[str] = []
     activities = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
     with profile(activities=activities) as prof:
-        for _ in range(rounds):
+        for _ in range(rounds + 1):
             for label, fn in variants.items():
                 with record_function(f"{_CALL_MARK} {len(order)}"):
                     fn(*args, **kwargs)
                 torch.cuda.synchronize()
                 order.append(label)
-    _, gpu, calls = _spans(_trace_events(prof))
-    calls = sorted(calls, key=lambda span: span.start_us)
-    if len(calls) != len(order):
+    names, busy, counts = _busy_per_call(_trace_events(prof))
+    if len(names) != len(order):
         raise RuntimeError(
-            f"the profile holds {len(calls)} call marks for {len(order)} calls"
+            f"the profile holds {len(names)} call marks for {len(order)} calls"
         )
-    busy = _busy_per_call(calls, [span for span in gpu if span.kind == "kernel"])
     samples: dict[str, list[float]] = {label: [] for label in variants}
-    for span, us in zip(calls, busy):
-        samples[order[int(span.name.rsplit(" ", 1)[1])]].append(us / 1e6)
+    launched: dict[str, set[int]] = {label: set() for label in variants}
+    for name, us, count in zip(names, busy, counts):
+        index = int(name.rsplit(" ", 1)[1])
+        label = order[index]
+        launched[label].add(count)
+        if index >= len(variants):  # the first round is not kept
+            samples[label].append(us / 1e6)
     for label, times in samples.items():
+        if len(launched[label]) != 1:
+            raise RuntimeError(
+                f"the calls of {label!r} launched different numbers of GPU events "
+                f"({sorted(launched[label])}): a recompile or autotuning in the "
+                "profile?"
+            )
         if min(times) <= 0:
-            raise RuntimeError(f"no GPU kernel was recorded in a call of {label!r}")
+            raise RuntimeError(f"no GPU work was recorded in a call of {label!r}")
     return {
         label: Timing(tuple(times), label=label, mode="latency")
         for label, times in samples.items()

@@ -184,20 +184,43 @@ def test_cudagraph_notes_keep_messages_off_stderr(capsys):
     assert "skipping cudagraphs" not in capsys.readouterr().err
 
 
-def test_busy_per_call_gives_each_kernel_to_the_call_that_ran_it():
-    from gpubook.profiling import Span
+def _event(cat, name, ts, dur, correlation=None):
+    event = {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur}
+    if correlation is not None:
+        event["args"] = {"correlation": correlation}
+    return event
 
-    calls = [
-        Span("gpubook call 0", 0.0, 10.0, "thread 1", "call"),
-        Span("gpubook call 1", 50.0, 60.0, "thread 1", "call"),
+
+def test_busy_per_call_ties_gpu_work_to_the_call_that_launched_it():
+    events = [
+        _event("user_annotation", "gpubook call 1", 50.0, 10.0),  # out of order
+        _event("user_annotation", "gpubook call 0", 0.0, 10.0),
+        _event("cuda_runtime", "cudaLaunchKernel", 2.0, 1.0, correlation=1),
+        _event("cuda_runtime", "cudaMemsetAsync", 3.0, 1.0, correlation=2),
+        _event("cuda_runtime", "cudaLaunchKernel", 52.0, 1.0, correlation=3),
+        # GPU timestamps that would mislead a time window: the first kernel's start
+        # is reported before its launch, the second runs past the next call's mark
+        _event("kernel", "k", 1.0, 4.0, correlation=1),
+        _event("gpu_memset", "Memset", 4.0, 48.0, correlation=2),
+        _event("kernel", "k", 55.0, 7.0, correlation=3),
     ]
-    kernels = [
-        Span("k", 5.0, 25.0, "stream 7", "kernel"),  # call 0, runs past its mark
-        Span("k", 30.0, 33.0, "stream 7", "kernel"),  # call 0, before call 1 starts
-        Span("k", 55.0, 62.0, "stream 7", "kernel"),  # call 1
-        Span("k", -5.0, -1.0, "stream 7", "kernel"),  # before any call: not counted
+    names, busy, counts = models._busy_per_call(events)
+    assert names == ["gpubook call 0", "gpubook call 1"]
+    assert busy == [51.0, 7.0]  # the union: [1, 52) for call 0
+    assert counts == [2, 1]
+
+
+def test_busy_per_call_refuses_gpu_work_launched_outside_the_calls():
+    events = [
+        _event("user_annotation", "gpubook call 0", 0.0, 10.0),
+        _event("cuda_runtime", "cudaLaunchKernel", 20.0, 1.0, correlation=1),
+        _event("kernel", "k", 21.0, 4.0, correlation=1),
     ]
-    assert models._busy_per_call(calls, kernels) == [23.0, 7.0]
+    with pytest.raises(RuntimeError, match="outside every call"):
+        models._busy_per_call(events)
+    events[-1]["args"] = {"correlation": 99}  # no launch recorded at all
+    with pytest.raises(RuntimeError, match="outside every call"):
+        models._busy_per_call(events)
 
 
 def test_gpu_times_rejects_bad_input_and_needs_a_gpu():
