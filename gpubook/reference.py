@@ -60,6 +60,7 @@ import ast
 import contextlib
 import dataclasses
 import datetime as _dt
+import functools
 import hashlib
 import json
 import math
@@ -535,6 +536,7 @@ def results_page(root: Path = ROOT) -> str:
     ]
     notebooks = _load_notebooks(root)
     rows, others, margins = [], [], set()
+    host_marked = False  # whether a row carries the *(host)* mark
     for path, notebook in notebooks:
         title = _title(notebook, path)
         link = f"[{_cell(title)}](../notebooks/{path.name})"
@@ -567,6 +569,8 @@ def results_page(root: Path = ROOT) -> str:
                 record.get("speedup")
                 or record["baseline_seconds"] / record["optimized_seconds"]
             )
+            host = is_host_dependent(path.name, HEADLINE_PREFIX + record["key"])
+            host_marked = host_marked or host
             speedup_text = f"{format_ratio(speedup)}×"
             if (
                 record.get("speedup_low") is not None
@@ -581,14 +585,7 @@ def results_page(root: Path = ROOT) -> str:
                 + " | ".join(
                     [
                         link,
-                        _cell(record["case"])
-                        + (
-                            " *(host)*"
-                            if is_host_dependent(
-                                path.name, HEADLINE_PREFIX + record["key"]
-                            )
-                            else ""
-                        ),
+                        _cell(record["case"]) + (" *(host)*" if host else ""),
                         _cell(record.get("device", "")),
                         _cell(record.get("mode") or "–"),
                         _cell(baseline),
@@ -613,7 +610,7 @@ def results_page(root: Path = ROOT) -> str:
             "| --- | --- | --- | --- | ---: | ---: | ---: | --- | --- |",
             *rows,
         ]
-        if any("*(host)*" in row for row in rows):
+        if host_marked:
             lines += [
                 "",
                 "*(host)*: the figure depends on the host CPU's speed as much as on "
@@ -991,11 +988,17 @@ class RunComparison:
         return self.numbers - self.host_numbers
 
     @property
+    def other_numbers_within(self) -> int:
+        """Of :attr:`other_numbers`, those within the threshold."""
+        return self.numbers_within - self.host_numbers_within
+
+    @property
     def other_share_within(self) -> float:
         """Fraction of the numbers that do not depend on the host within the threshold
         (1.0 when there are none)."""
-        within = self.numbers_within - self.host_numbers_within
-        return within / self.other_numbers if self.other_numbers else 1.0
+        if not self.other_numbers:
+            return 1.0
+        return self.other_numbers_within / self.other_numbers
 
     def summary(self) -> str:
         """One line, e.g. ``compare: 201 of 222 glued numbers within ±25% (90.5%); 38 of
@@ -1005,10 +1008,9 @@ class RunComparison:
             f"±{self.threshold:.0%} ({self.share_within:.1%})"
         )
         if self.host_numbers:
-            other_within = self.numbers_within - self.host_numbers_within
             host_share = self.host_numbers_within / self.host_numbers
             text += (
-                f" [{other_within} of {self.other_numbers} "
+                f" [{self.other_numbers_within} of {self.other_numbers} "
                 f"({self.other_share_within:.1%}) that do not depend on the host CPU; "
                 f"{self.host_numbers_within} of {self.host_numbers} ({host_share:.1%}) "
                 "that do]"
@@ -1069,18 +1071,18 @@ def is_classification(words: str) -> bool:
     return isinstance(words, str) and bool(_CLASSIFICATION.match(words))
 
 
-_HOST_PATTERNS: dict[str, list[re.Pattern]] | None = None
-
-
 def host_dependent_patterns(path: Path | None = None) -> dict[str, list[re.Pattern]]:
     """Per notebook file name, the compiled patterns of its host-dependent glue names,
     read from ``gpubook/host_dependent.json`` (or ``path``): ``{"notebooks":
     {file name: {group: [regex, ...]}}}``, each group named in ``"groups"`` with its
-    reason. A pattern must match a whole glue name."""
-    global _HOST_PATTERNS
-    if path is None and _HOST_PATTERNS is not None:
-        return _HOST_PATTERNS
-    data = json.loads((path or HOST_DEPENDENT_FILE).read_text(encoding="utf-8"))
+    reason. A pattern must match a whole glue name. The book's own file is read once.
+    """
+    return _read_host_patterns(path or HOST_DEPENDENT_FILE)
+
+
+@functools.lru_cache(maxsize=4)
+def _read_host_patterns(path: Path) -> dict[str, list[re.Pattern]]:
+    data = json.loads(path.read_text(encoding="utf-8"))
     groups = data.get("groups", {})
     patterns: dict[str, list[re.Pattern]] = {}
     for notebook, by_group in data.get("notebooks", {}).items():
@@ -1090,8 +1092,6 @@ def host_dependent_patterns(path: Path | None = None) -> dict[str, list[re.Patte
                     f"{notebook}: group {group!r} is not described under 'groups'"
                 )
             patterns.setdefault(notebook, []).extend(re.compile(n) for n in names)
-    if path is None:
-        _HOST_PATTERNS = patterns
     return patterns
 
 
