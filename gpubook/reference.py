@@ -100,6 +100,7 @@ __all__ = [
     "compare_runs",
     "host_dependent_patterns",
     "is_host_dependent",
+    "is_host_dependent_verdict",
     "RunComparison",
     "main",
 ]
@@ -968,6 +969,8 @@ class RunComparison:
     classifications_unchanged: int = 0
     host_numbers: int = 0
     host_numbers_within: int = 0
+    host_verdicts: int = 0
+    host_verdicts_unchanged: int = 0
     moved: list = dataclasses.field(default_factory=list)
     changed: list = dataclasses.field(default_factory=list)
     reclassified: list = dataclasses.field(default_factory=list)
@@ -1018,6 +1021,13 @@ class RunComparison:
         text += (
             f"; {self.verdicts_unchanged} of {self.verdicts} glued verdicts unchanged"
         )
+        if self.host_verdicts:
+            other = self.verdicts - self.host_verdicts
+            other_unchanged = self.verdicts_unchanged - self.host_verdicts_unchanged
+            text += (
+                f" [{other_unchanged} of {other} that do not depend on the host CPU; "
+                f"{self.host_verdicts_unchanged} of {self.host_verdicts} that do]"
+            )
         if self.classifications:
             text += (
                 f"; {self.classifications_unchanged} of {self.classifications} "
@@ -1041,7 +1051,8 @@ class RunComparison:
                 f"moved    {notebook}  {name}: {a:.4g} -> {b:.4g} ({change}){host}"
             )
         for notebook, name, a, b in self.changed:
-            lines.append(f"changed  {notebook}  {name}: {a!r} -> {b!r}")
+            host = " (host)" if is_host_dependent_verdict(notebook, name) else ""
+            lines.append(f"changed  {notebook}  {name}: {a!r} -> {b!r}{host}")
         for notebook, name, a, b in self.reclassified:
             lines.append(f"reclassified  {notebook}  {name}: {a!r} -> {b!r}")
         lines += [f"only in A  {item}" for item in self.only_a]
@@ -1111,6 +1122,20 @@ def is_host_dependent(notebook: str, key: str) -> bool:
     )
 
 
+_VERDICT_SUFFIX = re.compile(r"_(verdict|says)$")
+
+
+def is_host_dependent_verdict(notebook: str, key: str) -> bool:
+    """Whether the glued verdict ``key`` of ``notebook`` follows the host CPU's speed:
+    it is listed itself, or it is the ``_verdict``/``_says`` word of a listed ratio
+    (``ch04_eager_vs_static_verdict`` follows ``ch04_eager_vs_static``)."""
+    if is_host_dependent(notebook, key):
+        return True
+    name = _glue_name(key)
+    stripped = _VERDICT_SUFFIX.sub("", name)
+    return stripped != name and is_host_dependent(notebook, stripped)
+
+
 def _host_text(probe) -> str:
     if not probe:
         return "not recorded"
@@ -1161,10 +1186,13 @@ def compare_notebooks(
                 result.classifications_unchanged += 1
             continue
         result.verdicts += 1
+        host = is_host_dependent_verdict(name, key)
+        result.host_verdicts += host
         if value != verdicts_b[key]:
             result.changed.append((name, key, value, verdicts_b[key]))
         else:
             result.verdicts_unchanged += 1
+            result.host_verdicts_unchanged += host
     result.only_b += [
         f"{name}: {key}"
         for key in [*numbers_b, *verdicts_b]

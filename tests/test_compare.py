@@ -370,6 +370,37 @@ def test_host_dependent_numbers_are_counted_apart(tmp_path):
     assert result.report().splitlines()[0].endswith("(-50%) (host)")
 
 
+def test_host_dependent_verdicts_are_counted_apart(tmp_path):
+    # 04 lists ch04_eager_vs_static (a host-bound call) and so its _verdict word too
+    runs = {
+        "a": ("'no clear difference'", "'faster'"),
+        "b": ("'slower'", "'faster'"),
+    }
+    for folder, (host_word, other_word) in runs.items():
+        (tmp_path / folder).mkdir()
+        nbformat.write(
+            _notebook(ch04_eager_vs_static_verdict=host_word, other_says=other_word),
+            tmp_path / folder / "04_recompilation_and_dynamic_shapes.ipynb",
+        )
+    result = reference.compare_runs(tmp_path / "a", tmp_path / "b")
+    assert (result.verdicts, result.verdicts_unchanged) == (2, 1)
+    assert (result.host_verdicts, result.host_verdicts_unchanged) == (1, 0)
+    assert (
+        "1 of 2 glued verdicts unchanged [1 of 1 that do not depend on the host CPU; "
+        "0 of 1 that do]"
+    ) in result.summary()
+    assert "'slower' (host)" in result.report()
+
+
+def test_a_verdict_follows_its_listed_ratio_only():
+    nb = "04_recompilation_and_dynamic_shapes.ipynb"
+    assert reference.is_host_dependent_verdict(nb, "ch04_eager_vs_static_verdict")
+    assert reference.is_host_dependent_verdict(nb, "ch04_mark_vs_true_says")
+    assert not reference.is_host_dependent_verdict(nb, "ch04_eager_vs_static_x")
+    assert not reference.is_host_dependent_verdict(nb, "ch04_unlisted_verdict")
+    assert not reference.is_host_dependent_verdict("99_unknown.ipynb", "x_verdict")
+
+
 def test_is_host_dependent_matches_whole_glue_names():
     assert reference.is_host_dependent("00_setup_check.ipynb", "smoke_compile")
     assert reference.is_host_dependent(

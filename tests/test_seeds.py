@@ -230,6 +230,28 @@ def test_page_has_every_claim_measured_or_not(tmp_path):
     assert seeds.main(["--root", str(tmp_path), "--check"]) == 1
 
 
+def test_page_marks_a_verdict_that_depends_on_the_host(tmp_path):
+    # chapter 6 lists seed 000's claims as host-dependent; 002_resnet18 is chapter 7's
+    (tmp_path / "notebooks").mkdir()
+    host = seeds.claim(
+        "000_sum_numpy", measured=FakeRatio(7, 6.5, 7.5, "faster"), glue=False
+    )
+    cell = new_code_cell("x", outputs=[_glued("000_sum_numpy", host)])
+    nbformat.write(
+        new_notebook(cells=[cell]), tmp_path / "notebooks" / "06_compiling_numpy.ipynb"
+    )
+    other = seeds.claim(
+        "001_cpu_1core", measured=FakeRatio(8, 7.5, 8.5, "faster"), glue=False
+    )
+    cell = new_code_cell("x", outputs=[_glued("001_cpu_1core", other)])
+    nbformat.write(new_notebook(cells=[cell]), tmp_path / "notebooks" / "06_x.ipynb")
+    page = seeds.page(tmp_path)
+    row = next(line for line in page.splitlines() if "vectorised NumPy" in line)
+    assert "**does not hold** *(host)*:" in row
+    row = next(line for line in page.splitlines() if "NumPy on 1 core" in line)
+    assert "**holds** |" in row and "(host)" not in row
+
+
 def test_page_quotes_the_seed_from_the_catalogue_not_a_stale_record(tmp_path):
     (tmp_path / "notebooks").mkdir()
     stale = dict(
