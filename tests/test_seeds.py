@@ -231,7 +231,8 @@ def test_page_has_every_claim_measured_or_not(tmp_path):
 
 
 def test_page_marks_a_verdict_that_depends_on_the_host(tmp_path):
-    # chapter 6 lists seed 000's claims as host-dependent; 002_resnet18 is chapter 7's
+    # chapter 6's file lists seed 000's claims as host-dependent; a file that is not
+    # listed (06_x) gets no mark, whatever its claim
     (tmp_path / "notebooks").mkdir()
     host = seeds.claim(
         "000_sum_numpy", measured=FakeRatio(7, 6.5, 7.5, "faster"), glue=False
