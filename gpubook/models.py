@@ -295,9 +295,7 @@ def gpu_times(
     events (a recompile or autotuning inside the profile) or when a GPU event cannot
     be tied to a call. Needs a CUDA device in use.
     """
-    from torch.profiler import ProfilerActivity, profile, record_function
-
-    from .profiling import _CALL_MARK, _trace_events
+    from .profiling import _profile_rounds
     from .timing import Timing
 
     if not isinstance(variants, Mapping) or not variants:
@@ -309,29 +307,19 @@ def gpu_times(
     positive_int("warmup", warmup, allow_zero=True)
     if not (torch.cuda.is_available() and torch.cuda.is_initialized()):
         raise RuntimeError("GPU time per call needs a CUDA device in use")
-    for _ in range(warmup):
-        for fn in variants.values():
-            fn(*args, **kwargs)
-    torch.cuda.synchronize()
-    order: list[str] = []
-    activities = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
-    with profile(activities=activities) as prof:
-        for _ in range(rounds + 1):
-            for label, fn in variants.items():
-                with record_function(f"{_CALL_MARK} {len(order)}"):
-                    fn(*args, **kwargs)
-                torch.cuda.synchronize()
-                order.append(label)
-    names, busy, counts = _busy_per_call(_trace_events(prof))
-    if len(names) != len(order):
+    labels = list(variants)
+    events = _profile_rounds(list(variants.values()), rounds + 1, warmup, args, kwargs)
+    names, busy, counts = _busy_per_call(events)
+    calls = (rounds + 1) * len(labels)
+    if len(names) != calls:
         raise RuntimeError(
-            f"the profile holds {len(names)} call marks for {len(order)} calls"
+            f"the profile holds {len(names)} call marks for {calls} calls"
         )
     samples: dict[str, list[float]] = {label: [] for label in variants}
     launched: dict[str, set[int]] = {label: set() for label in variants}
     for name, us, count in zip(names, busy, counts):
         index = int(name.rsplit(" ", 1)[1])
-        label = order[index]
+        label = labels[index % len(labels)]
         launched[label].add(count)
         if index >= len(variants):  # the first round is not kept
             samples[label].append(us / 1e6)

@@ -107,6 +107,19 @@ def profile_events(
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
     positive_int("calls", calls)
     positive_int("warmup", warmup, allow_zero=True)
+    return _profile_rounds([fn], calls, warmup, args, kwargs)
+
+
+def _profile_rounds(
+    fns: list[Callable[..., Any]],
+    rounds: int,
+    warmup: int,
+    args: tuple,
+    kwargs: dict,
+) -> list[dict]:
+    """Run each of ``fns`` ``warmup`` times, then profile ``rounds`` rounds that call
+    each in turn (each call synchronised, inside a mark numbered from 0 in call order:
+    call ``i`` is ``fns[i % len(fns)]``); return the trace's complete events."""
     from torch.profiler import ProfilerActivity, profile, record_function
 
     from .environment import quiet_known_warnings
@@ -114,14 +127,15 @@ def profile_events(
     quiet_known_warnings()
     cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
     for _ in range(warmup):
-        fn(*args, **kwargs)
+        for fn in fns:
+            fn(*args, **kwargs)
     if cuda:
         torch.cuda.synchronize()
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     with profile(activities=activities) as prof:
-        for index in range(calls):
+        for index in range(rounds * len(fns)):
             with record_function(f"{_CALL_MARK} {index}"):
-                fn(*args, **kwargs)
+                fns[index % len(fns)](*args, **kwargs)
             if cuda:
                 torch.cuda.synchronize()
     return _trace_events(prof)

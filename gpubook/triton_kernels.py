@@ -322,7 +322,9 @@ def describe_loads(compiled: Any) -> str:
     except ValueError as error:
         return f"(no load instructions to show: {error})"
     listed = ", ".join(f"{name} x {count}" for name, count in sorted(counts.items()))
-    return f"widest load {widest} bytes per thread; {listed}"
+    from .timing import counted
+
+    return f"widest load {counted(widest, 'byte')} per thread; {listed}"
 
 
 def bandwidth_plot(

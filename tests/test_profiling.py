@@ -105,3 +105,26 @@ def test_bad_input():
         trace(3)
     with pytest.raises(ValueError, match="calls"):
         host_device_split(torch.ones, 2, calls=0)
+
+
+def test_profile_rounds_calls_each_function_in_turn_inside_numbered_marks():
+    calls = []
+
+    def first(x):
+        calls.append("first")
+        return x + 1
+
+    def second(x):
+        calls.append("second")
+        return x * 2
+
+    events = profiling._profile_rounds([first, second], 2, 1, (torch.ones(4),), {})
+    marks = sorted(
+        (e for e in events if str(e.get("name", "")).startswith(profiling._CALL_MARK)),
+        key=lambda e: float(e["ts"]),
+    )
+    assert [e["name"] for e in marks] == [
+        f"{profiling._CALL_MARK} {i}" for i in range(4)
+    ]
+    # one warm-up round, then two profiled rounds: call i is fns[i % 2]
+    assert calls == ["first", "second"] * 3
