@@ -17,13 +17,24 @@ four child processes on a server CPU); pytorch/pytorch#183515 (May 2026) drops
 ``import torch`` from the child on Linux, and caching a successful probe on disk
 (``.load_ok``), proposed in pytorch/pytorch#181617, landed as #190561 (July 2026).
 torch 2.14.1 has both (its ``cpu_vec_isa.py``); torch 2.11 has neither.
+
+On a torch without that on-disk record, :func:`start_vec_isa_checks` first installs
+one (:func:`record_successful_checks`): a probe that built and loaded leaves a marker
+file beside its source in TorchInductor's cache folder, and a later process that asks
+the same question (same code, flags, compiler and torch, hence the same file) takes
+the marker for the answer instead of building and loading again. It is what #190561
+does upstream. A failed probe records nothing and is tried again; a new cache folder
+(``TORCHINDUCTOR_CACHE_DIR``) starts with no markers. So the first process on a
+machine pays for the probes, and the book's later chapters do not.
 """
 
 from __future__ import annotations
 
 import threading
 
-__all__ = ["run_vec_isa_checks", "start_vec_isa_checks"]
+__all__ = ["record_successful_checks", "run_vec_isa_checks", "start_vec_isa_checks"]
+
+_MARKER = ".gpubook_load_ok"  # beside the probe's source file in the cache folder
 
 
 def _candidates() -> list:
@@ -40,6 +51,66 @@ def _candidates() -> list:
         for isa in cpu_vec_isa.supported_vec_isa_list
         if all(flag in flags for flag in str(isa).split())
     ]
+
+
+def _recording(original, marker_for):
+    """``original`` (a ``check_build``) behind a success marker: looked for, then left.
+
+    ``marker_for(isa, code)`` names the marker file of that probe (it may raise: the
+    probe then runs as it would without a record).
+    """
+    import os
+
+    def check_build(self, code):
+        try:
+            marker = marker_for(self, code)
+        except Exception:
+            return original(self, code)
+        if os.path.isfile(marker):
+            return True
+        ok = original(self, code)
+        if ok:
+            try:
+                with open(marker, "w", encoding="utf-8"):
+                    pass
+            except OSError:
+                pass
+        return ok
+
+    check_build._gpubook_recorded = True
+    return check_build
+
+
+def record_successful_checks() -> bool:
+    """Keep successful probes' answers on disk where torch does not; True if installed.
+
+    Does nothing (returns False) on a torch that keeps them itself (the ``.load_ok``
+    marker of pytorch/pytorch#190561) and on one whose private module differs.
+    Installing twice installs once.
+    """
+    try:
+        import inspect
+
+        from torch._inductor import codecache, cpu_vec_isa
+
+        vec_isa = cpu_vec_isa.VecISA
+        current = vec_isa.check_build
+        if getattr(current, "_gpubook_recorded", False):
+            return True
+        source = inspect.getsource(current)
+        fingerprint = cpu_vec_isa._get_isa_dry_compile_fingerprint
+        write = codecache.write
+    except Exception:
+        return False
+    if "load_ok" in source or "_arch_flags" not in source:
+        return False  # torch records successes itself, or asks in another way
+
+    def marker_for(isa, code):  # the probe's own source file, keyed as torch keys it
+        _, input_path = write(code, "cpp", extra=fingerprint(isa._arch_flags))
+        return input_path + _MARKER
+
+    vec_isa.check_build = _recording(current, marker_for)
+    return True
 
 
 def _check(isa) -> None:
@@ -63,7 +134,15 @@ class Checks:
 
 
 def start_vec_isa_checks() -> Checks:
-    """Start TorchInductor's vector-ISA checks in threads; return :class:`Checks`."""
+    """Start TorchInductor's vector-ISA checks in threads; return :class:`Checks`.
+
+    Where torch keeps no record of a successful probe, one is installed first
+    (:func:`record_successful_checks`).
+    """
+    try:
+        record_successful_checks()
+    except Exception:  # the checks run as the compiler would run them
+        pass
     try:
         candidates = _candidates()
     except Exception:  # another torch: let the compiler do its checks itself

@@ -51,3 +51,62 @@ def test_run_waits_and_returns_its_seconds(monkeypatch):
 def test_run_with_nothing_to_check_is_quick(monkeypatch):
     monkeypatch.setattr(background, "_candidates", lambda: [])
     assert background.run_vec_isa_checks() < 1.0
+
+
+class _FakeIsa:
+    def __init__(self, answers):
+        self.answers, self.asked = list(answers), 0
+
+
+def _fake_build(isa, code):
+    isa.asked += 1
+    return isa.answers.pop(0)
+
+
+def test_a_recorded_success_skips_the_probe(tmp_path):
+    marker = tmp_path / "probe.cpp.gpubook_load_ok"
+    check = background._recording(_fake_build, lambda isa, code: str(marker))
+    first, later = _FakeIsa([True]), _FakeIsa([])
+    assert check(first, "code") is True and first.asked == 1 and marker.exists()
+    assert check(later, "code") is True and later.asked == 0  # another process's view
+
+
+def test_a_failed_probe_records_nothing_and_runs_again(tmp_path):
+    marker = tmp_path / "probe.cpp.gpubook_load_ok"
+    check = background._recording(_fake_build, lambda isa, code: str(marker))
+    isa = _FakeIsa([False, False])
+    assert check(isa, "code") is False and not marker.exists()
+    assert check(isa, "code") is False and isa.asked == 2
+
+
+def test_without_a_marker_name_the_probe_runs_as_before():
+    def no_name(isa, code):
+        raise KeyError("private module changed")
+
+    check = background._recording(_fake_build, no_name)
+    isa = _FakeIsa([True])
+    assert check(isa, "code") is True and isa.asked == 1
+
+
+def test_an_unwritable_marker_keeps_the_answer(tmp_path):
+    marker = tmp_path / "missing-folder" / "probe.cpp.gpubook_load_ok"
+    check = background._recording(_fake_build, lambda isa, code: str(marker))
+    assert check(_FakeIsa([True]), "code") is True and not marker.exists()
+
+
+def test_installing_on_this_torch_is_safe_and_idempotent():
+    import inspect
+
+    from torch._inductor import cpu_vec_isa
+
+    source = inspect.getsource(cpu_vec_isa.VecISA.check_build)
+    before = cpu_vec_isa.VecISA.check_build
+    installed = background.record_successful_checks()
+    try:
+        # a torch that keeps the answer itself (2.14.1: '.load_ok') is left alone
+        assert installed is ("load_ok" not in source)
+        assert background.record_successful_checks() is installed
+        again = cpu_vec_isa.VecISA.check_build
+        assert (again is before) is (not installed)
+    finally:
+        cpu_vec_isa.VecISA.check_build = before
