@@ -87,7 +87,7 @@ class Headline(dict):
     """The record :func:`headline` glues; shown in a notebook as one readable line."""
 
     def __repr__(self) -> str:
-        from .timing import format_ratio, format_seconds
+        from .timing import format_interval, format_ratio, format_seconds
 
         text = (
             f"headline: {self['case']}: {self['baseline']} "
@@ -100,12 +100,13 @@ class Headline(dict):
                 f"{self.get('note') or 'see the chapter'})"
             )
         else:
-            text += f" ({format_ratio(self['speedup'])}x"
             if self.get("speedup_low") is not None:
-                text += (
-                    f" [{format_ratio(self['speedup_low'])}x, "
-                    f"{format_ratio(self['speedup_high'])}x]"
+                estimate, low, high = format_interval(
+                    self["speedup"], self["speedup_low"], self["speedup_high"]
                 )
+                text += f" ({estimate}x [{low}x, {high}x]"
+            else:
+                text += f" ({format_ratio(self['speedup'])}x"
             if self.get("verdict"):
                 text += f": {self['verdict']}"
             text += ")"

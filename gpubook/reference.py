@@ -504,7 +504,7 @@ _MARGIN_UNRECORDED = 0.05
 def results_page(root: Path = ROOT) -> str:
     """The text of ``book/reference-results.md``, from the notebooks under ``root /
     "notebooks"``."""
-    from .timing import format_ratio, format_seconds
+    from .timing import format_interval, format_ratio, format_seconds
 
     command = "python -m gpubook.reference results"
     lines = [
@@ -577,10 +577,10 @@ def results_page(root: Path = ROOT) -> str:
                 record.get("speedup_low") is not None
                 and record.get("speedup_high") is not None
             ):
-                speedup_text += (
-                    f" [{format_ratio(record['speedup_low'])}×, "
-                    f"{format_ratio(record['speedup_high'])}×]"
+                estimate, low, high = format_interval(
+                    speedup, record["speedup_low"], record["speedup_high"]
                 )
+                speedup_text = f"{estimate}× [{low}×, {high}×]"
             rows.append(
                 "| "
                 + " | ".join(

@@ -204,12 +204,12 @@ def _figure(known: dict, factor: float | None, measured: Any = None) -> str:
 
 
 def _ratio_text(estimate: float, low: float | None, high: float | None) -> str:
-    from .timing import format_ratio
+    from .timing import format_interval, format_ratio
 
-    text = f"{format_ratio(estimate)}x"
-    if low is not None and high is not None:
-        text += f" [{format_ratio(low)}x, {format_ratio(high)}x]"
-    return text
+    if low is None or high is None:
+        return f"{format_ratio(estimate)}x"
+    estimate_text, low_text, high_text = format_interval(estimate, low, high)
+    return f"{estimate_text}x [{low_text}x, {high_text}x]"
 
 
 def verdict(

@@ -92,6 +92,8 @@ __all__ = [
     "break_even_calls",
     "threads",
     "format_seconds",
+    "format_interval",
+    "format_range",
     "format_ratio",
 ]
 
@@ -129,31 +131,64 @@ def default_min_run_time() -> float:
 # --- Formatting -----------------------------------------------------------------------
 
 
-def format_seconds(seconds: float) -> str:
+def format_seconds(seconds: float, digits: int = 3) -> str:
     """A duration with a unit a reader can take in: ``'812 µs'``, ``'2.4 s'``.
 
-    The unit is chosen after rounding to three significant digits, so 0.9996 s reads
-    ``'1 s'``, never ``'1e+03 ms'``.
+    The unit is chosen after rounding to ``digits`` significant digits (three by
+    default), so 0.9996 s reads ``'1 s'``, never ``'1e+03 ms'``.
     """
     if not math.isfinite(seconds):
         return str(seconds)
-    rounded = abs(float(f"{seconds:.3g}"))
+    rounded = abs(float(f"{seconds:.{digits}g}"))
     sign = "-" if seconds < 0 else ""
     if rounded >= 1000:
         return f"{sign}{rounded:,.0f} s"
     for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
         if rounded >= scale:
-            return f"{sign}{rounded / scale:.3g} {unit}"
-    return f"{sign}{rounded * 1e9:.3g} ns"
+            return f"{sign}{rounded / scale:.{digits}g} {unit}"
+    return f"{sign}{rounded * 1e9:.{digits}g} ns"
 
 
-def format_ratio(ratio: float) -> str:
-    """A speedup or ratio to three significant digits, never in exponent form:
-    ``'0.944'``, ``'11.9'``, ``'296'``, ``'1,510'``, ``'14,500'``."""
+def format_range(low: float, high: float) -> str:
+    """``'21.3 ms to 21.6 ms'``: two durations, with up to six significant digits
+    where three would print two different values alike (``'21.52 ms to 21.54 ms'``)."""
+    for digits in range(3, 7):
+        low_text, high_text = format_seconds(low, digits), format_seconds(high, digits)
+        if low_text != high_text or low == high:
+            break
+    return f"{low_text} to {high_text}"
+
+
+def format_ratio(ratio: float, digits: int = 3, *, keep_zeros: bool = False) -> str:
+    """A speedup or ratio to ``digits`` significant digits (three by default), never in
+    exponent form: ``'0.944'``, ``'11.9'``, ``'296'``, ``'1,510'``, ``'14,500'``.
+    ``keep_zeros`` keeps trailing zeros (``'0.740'``, ``'1.00'``), for numbers printed
+    side by side."""
     if not math.isfinite(ratio):
         return str(ratio)
-    rounded = float(f"{ratio:.3g}")
-    return f"{rounded:,.0f}" if abs(rounded) >= 1000 else f"{rounded:.3g}"
+    rounded = float(f"{ratio:.{digits}g}")
+    if abs(rounded) >= 1000:
+        return f"{rounded:,.0f}"
+    text = f"{rounded:#.{digits}g}" if keep_zeros else f"{rounded:.{digits}g}"
+    return text.rstrip(".")
+
+
+def format_interval(estimate: float, low: float, high: float) -> tuple[str, str, str]:
+    """An estimate and its interval's ends as three texts with the same number of
+    significant digits, trailing zeros kept: three digits, or up to six where fewer
+    would print two different values alike (``1.695`` and ``1.698`` both as
+    ``'1.70'``), so that an estimate never seems to lie outside its interval."""
+    values = (estimate, low, high)
+    texts = values
+    for digits in range(3, 7):
+        texts = tuple(format_ratio(v, digits, keep_zeros=True) for v in values)
+        if all(
+            texts[i] != texts[j]
+            for i, j in ((0, 1), (0, 2), (1, 2))
+            if values[i] != values[j]
+        ):
+            break
+    return texts
 
 
 def counted(count: float, noun: str, plural: str | None = None) -> str:
@@ -284,7 +319,7 @@ class Timing:
         head = f"{self.label}: " if self.label else ""
         return (
             f"{head}{format_seconds(self.median)} per call ({self.describe()}; IQR "
-            f"{format_seconds(self.q25)} to {format_seconds(self.q75)})"
+            f"{format_range(self.q25, self.q75)})"
         )
 
 
@@ -348,12 +383,10 @@ class Ratio:
 
     @property
     def interval_text(self) -> str:
-        """The estimate and its interval without the verdict, ``'2.31x [2.2x,
+        """The estimate and its interval without the verdict, ``'2.31x [2.20x,
         2.45x]'``, for a sentence that says the verdict in its own words."""
-        return (
-            f"{format_ratio(self.estimate)}x [{format_ratio(self.low)}x, "
-            f"{format_ratio(self.high)}x]"
-        )
+        estimate, low, high = format_interval(self.estimate, self.low, self.high)
+        return f"{estimate}x [{low}x, {high}x]"
 
     def __str__(self) -> str:
         return f"{self.interval_text}: {self.verdict}"
@@ -681,17 +714,15 @@ class Comparison:
             row = {
                 "variant": label,
                 "median": format_seconds(timing.median),
-                "IQR": f"{format_seconds(timing.q25)} to {format_seconds(timing.q75)}",
+                "IQR": format_range(timing.q25, timing.q75),
             }
             if label == self.baseline:
                 row["vs " + self.baseline] = "baseline"
                 row["verdict"] = ""
             else:
                 r = self.ratio(label)
-                row["vs " + self.baseline] = (
-                    f"{format_ratio(r.estimate)}x "
-                    f"[{format_ratio(r.low)}, {format_ratio(r.high)}]"
-                )
+                estimate, low, high = format_interval(r.estimate, r.low, r.high)
+                row["vs " + self.baseline] = f"{estimate}x [{low}, {high}]"
                 row["verdict"] = r.verdict
             rows.append(row)
         return rows

@@ -267,7 +267,7 @@ def test_headline_repr_reads_as_one_line(myst_calls):
         limit="copy",
     )
     assert repr(record) == (
-        "headline: a case: eager 2 ms, compiled 1 ms (2x [1.8x, 2.2x]: faster), "
+        "headline: a case: eager 2 ms, compiled 1 ms (2.00x [1.80x, 2.20x]: faster), "
         "throughput, 50% of copy"
     )
     plain = headline("plain", "b", baseline_seconds=1.0, optimized_seconds=0.25)

@@ -487,7 +487,7 @@ def test_results_page_shows_interval_verdict_and_mode(tmp_path):
     )
     page = reference.results_page(root)
     assert (
-        "| throughput | eager: 2 ms | compiled: 500 µs | 3.9× [3.5×, 4.25×] | faster "
+        "| throughput | eager: 2 ms | compiled: 500 µs | 3.90× [3.50×, 4.25×] | faster "
         "| 62% of peak TF32 |" in page
     )
     table = page.split("## Where")[0]

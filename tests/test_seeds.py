@@ -222,7 +222,7 @@ def test_page_has_every_claim_measured_or_not(tmp_path):
     assert page.count("\n| ") - 4 * 2 == len(
         seeds.CLAIMS
     )  # header and rule per seed, a row per claim
-    assert "| 9x | 8x [7.5x, 8.5x]" in page and "**holds**" in page
+    assert "| 9x | 8.00x [7.50x, 8.50x]" in page and "**holds**" in page
     assert "1 thread \\| cache off ([ch. 6](../notebooks/06_numpy.ipynb))" in page
     assert "**not comparable**: NumPy baseline in float64" in page
     assert "| not measured | planned in ch. 7 |" in page

@@ -18,6 +18,8 @@ from gpubook.timing import (
     Timing,
     break_even_calls,
     compare,
+    format_interval,
+    format_range,
     format_ratio,
     format_seconds,
     latency,
@@ -219,7 +221,7 @@ def test_ratio_verdicts_follow_the_interval():
     assert Ratio(1.2, 1.06, 1.3, margin=0.05).verdict == "faster"
     assert Ratio(1.2, 1.06, 1.3, margin=0.1).verdict == "no clear difference"
     r = Ratio(2.31, 2.2, 2.45)
-    assert str(r) == "2.31x [2.2x, 2.45x]: faster"
+    assert str(r) == "2.31x [2.20x, 2.45x]: faster"
     assert float(r) == 2.31 and f"{r:.1f}" == "2.3"
     assert r.says("beat", "lost to", "tied") == "beat"
     assert Ratio(1.0, 0.9, 1.1).says("beat", "lost to", "tied") == "tied"
@@ -467,3 +469,28 @@ def test_counted_rejects_bad_counts(bad):
         counted(bad, "kernel")
     with pytest.raises(ValueError):
         counted(1, "")
+
+
+def test_format_interval_adds_digits_where_three_would_merge_values():
+    estimate, low, high = format_interval(1.6966, 1.6951, 1.6982)
+    assert len({estimate, low, high}) == 3  # not "1.70 [1.70, 1.70]"
+    assert all(len(text.replace(".", "")) == 4 for text in (estimate, low, high))
+    assert float(low) <= float(estimate) <= float(high)
+
+
+def test_format_interval_keeps_trailing_zeros_and_equal_values():
+    assert format_interval(0.742, 0.74, 0.744) == ("0.742", "0.740", "0.744")
+    assert format_interval(2.0, 2.0, 2.0) == ("2.00", "2.00", "2.00")
+    assert format_interval(1513.7, 1402.0, 1620.0) == ("1,510", "1,400", "1,620")
+    assert format_interval(296.2, 250.0, 310.0) == ("296", "250", "310")
+
+
+def test_format_interval_gives_up_after_six_digits():
+    texts = format_interval(1.0000001, 1.0, 1.0000002)
+    assert all(len(t.replace(".", "")) == 6 for t in texts)
+
+
+def test_format_range_adds_digits_only_when_needed():
+    assert format_range(0.02152, 0.02154) == "21.52 ms to 21.54 ms"
+    assert format_range(0.0213, 0.0216) == "21.3 ms to 21.6 ms"
+    assert format_range(0.001, 0.001) == "1 ms to 1 ms"
