@@ -5,12 +5,13 @@ set that the CPU reports (AVX2, AVX-512, AMX, ...), one after another. On torch 
 (see the pull requests below) each test compiles a small C++ file (cached on disk) and
 starts a child Python that imports torch and loads the result, in every new process;
 a set can take more than one such probe (AVX-512's bf16 and VNNI variants, AMX's tile
-and FP16 probes), so a server CPU with AMX starts about ten imports of torch in a row.
+and FP16 probes), so a server CPU with AMX starts eleven or twelve imports of torch in
+a row.
 :func:`start_vec_isa_checks` runs the same tests in threads, so that they overlap with
 each other and with the cells that run before the first compile. Each test caches its
 answer on the object TorchInductor itself asks, so the compiler gets the same answers
-it would have found alone, sooner. Nothing changes where the private module differs:
-the function then starts nothing.
+it would have found alone, sooner. Where the private module differs, nothing is
+installed (below), and threads start only where the list of sets can be read.
 
 The cost is known upstream: pytorch/pytorch#140970 (``pick_vec_isa`` taking about 9 s,
 four child processes on a server CPU); pytorch/pytorch#183515 (May 2026) drops
@@ -21,11 +22,17 @@ torch 2.14.1 has both (its ``cpu_vec_isa.py``); torch 2.11 has neither.
 On a torch without that on-disk record, :func:`start_vec_isa_checks` first installs
 one (:func:`record_successful_checks`): a probe that built and loaded leaves a marker
 file beside its source in TorchInductor's cache folder, and a later process that asks
-the same question (same code, flags, compiler and torch, hence the same file) takes
-the marker for the answer instead of building and loading again. It is what #190561
-does upstream. A failed probe records nothing and is tried again; a new cache folder
-(``TORCHINDUCTOR_CACHE_DIR``) starts with no markers. So the first process on a
-machine pays for the probes, and the book's later chapters do not.
+the same question (same code, ``_arch_flags``, compiler and torch, hence the same file,
+as torch 2.11 keys it) takes the marker for the answer instead of building and loading
+again. #190561 does the same upstream, a little more carefully: its marker sits beside
+the built library, which it rebuilds if it is missing; this one also skips that build.
+What a marker skips is the link check against this torch build, which the key covers
+(the torch version); the checks inside the process (``torch.cpu._init_amx()``, the
+CPU's flags) still run, and each probe still asks the compiler for its version. A
+failed probe records nothing and is tried again; a new cache folder
+(``TORCHINDUCTOR_CACHE_DIR``, by default under /tmp, so a reboot may clear it) starts
+with no markers. So the first process on a machine pays for the probes, and the book's
+later chapters do not.
 """
 
 from __future__ import annotations
@@ -35,6 +42,8 @@ import threading
 __all__ = ["record_successful_checks", "run_vec_isa_checks", "start_vec_isa_checks"]
 
 _MARKER = ".gpubook_load_ok"  # beside the probe's source file in the cache folder
+# how torch 2.11's check_build keys a probe's files; the marker uses the same key
+_TORCH_KEY = "_get_isa_dry_compile_fingerprint(self._arch_flags)"
 
 
 def _candidates() -> list:
@@ -102,8 +111,8 @@ def record_successful_checks() -> bool:
         write = codecache.write
     except Exception:
         return False
-    if "load_ok" in source or "_arch_flags" not in source:
-        return False  # torch records successes itself, or asks in another way
+    if "load_ok" in source or _TORCH_KEY not in source:
+        return False  # torch records successes itself, or keys its probes otherwise
 
     def marker_for(isa, code):  # the probe's own source file, keyed as torch keys it
         _, input_path = write(code, "cpp", extra=fingerprint(isa._arch_flags))
@@ -127,10 +136,12 @@ class Checks:
         self.threads = threads
 
     def wait(self, timeout: float = 300.0) -> int:
-        """Wait for every check; return how many ran."""
+        """Wait for every check (at most ``timeout`` seconds each); return how many
+        finished. One still running could race a compile that asks the same question,
+        so a caller that gets fewer than ``len(threads)`` should wait again."""
         for thread in self.threads:
             thread.join(timeout)
-        return len(self.threads)
+        return sum(not thread.is_alive() for thread in self.threads)
 
 
 def start_vec_isa_checks() -> Checks:

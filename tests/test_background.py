@@ -110,3 +110,43 @@ def test_installing_on_this_torch_is_safe_and_idempotent():
         assert (again is before) is (not installed)
     finally:
         cpu_vec_isa.VecISA.check_build = before
+
+
+def test_installed_on_a_torch_like_2_11_the_marker_sits_on_torchs_own_file(
+    monkeypatch, tmp_path
+):
+    from torch._inductor import codecache, cpu_vec_isa
+
+    written, built = [], []
+
+    def fake_write(code, ext, extra=""):
+        written.append((code, ext, extra))
+        path = tmp_path / f"{abs(hash((code, extra)))}.{ext}"
+        path.write_text(code)
+        return "key", str(path)
+
+    def check_build_2_11(self, code):  # stands in for torch 2.11's own
+        key, path = codecache.write(
+            code,
+            "cpp",
+            extra=cpu_vec_isa._get_isa_dry_compile_fingerprint(self._arch_flags),
+        )
+        built.append(path)
+        return True
+
+    monkeypatch.setattr(codecache, "write", fake_write)
+    monkeypatch.setattr(
+        cpu_vec_isa, "_get_isa_dry_compile_fingerprint", lambda flags: f"cc={flags}"
+    )
+    monkeypatch.setattr(cpu_vec_isa.VecISA, "check_build", check_build_2_11)
+    assert background.record_successful_checks() is True
+    isa = type("Isa", (), {"_arch_flags": "-mavx2"})()
+    check = cpu_vec_isa.VecISA.check_build
+    assert check(isa, "probe") is True and len(built) == 1
+    assert check(isa, "probe") is True and len(built) == 1  # the marker answered
+    assert set(written) == {("probe", "cpp", "cc=-mavx2")}  # one key for both
+    assert (
+        tmp_path / f"{abs(hash(('probe', 'cc=-mavx2')))}.cpp.gpubook_load_ok"
+    ).exists()
+    other = type("Isa", (), {"_arch_flags": "-mavx512f"})()
+    assert check(other, "probe") is True and len(built) == 2  # other flags: own probe
