@@ -316,8 +316,8 @@ def test_ratio_verdict_at_the_margins():
     assert Ratio(1.0, 0.9, 1.1).says() == "no clear difference"
     assert Ratio(0.5, 0.4, 0.6).says("beat", "lost to", "tied") == "lost to"
     r = Ratio(2.5, 2.0, 3.0)
-    assert f"{r}" == str(r) == "2.5x [2x, 3x]: faster" and f"{r:.2f}" == "2.50"
-    assert r.interval_text == "2.5x [2x, 3x]"
+    assert f"{r}" == str(r) == "2.50x [2.00x, 3.00x]: faster" and f"{r:.2f}" == "2.50"
+    assert r.interval_text == "2.50x [2.00x, 3.00x]"
     assert Ratio(1.0, 1.0, 1.0).low == 1.0  # low == high is allowed
     with pytest.raises(ValueError, match="margin"):
         Ratio(1.0, 0.9, 1.1, margin=-0.1)
@@ -554,14 +554,14 @@ def test_comparison_rows_and_the_three_renderings():
             "variant": "compiled",
             "median": "1 ms",
             "IQR": "1 ms to 1 ms",
-            "vs eager": "2x [2, 2]",
+            "vs eager": "2.00x [2.00, 2.00]",
             "verdict": "faster",
         },
         {
             "variant": "other",
             "median": "2 ms",
             "IQR": "2 ms to 2.5 ms",
-            "vs eager": "1x [0.667, 1]",
+            "vs eager": "1.00x [0.667, 1.00]",
             "verdict": "no clear difference",
         },
     ]
@@ -574,8 +574,9 @@ def test_comparison_rows_and_the_three_renderings():
         "| variant | median | IQR | vs eager | verdict |\n"
         "| --- | --- | --- | --- | --- |\n"
         "| eager | 2 ms | 2 ms to 2 ms | baseline |  |\n"
-        "| compiled | 1 ms | 1 ms to 1 ms | 2x [2, 2] | faster |\n"
-        "| other | 2 ms | 2 ms to 2.5 ms | 1x [0.667, 1] | no clear difference |\n"
+        "| compiled | 1 ms | 1 ms to 1 ms | 2.00x [2.00, 2.00] | faster |\n"
+        "| other | 2 ms | 2 ms to 2.5 ms | 1.00x [0.667, 1.00] | "
+        "no clear difference |\n"
         f"\n*{caption}*\n"
     )
     assert result._repr_html_() == (
@@ -583,17 +584,18 @@ def test_comparison_rows_and_the_three_renderings():
         "<th>IQR</th><th>vs eager</th><th>verdict</th></tr></thead><tbody>"
         "<tr><td>eager</td><td>2 ms</td><td>2 ms to 2 ms</td><td>baseline</td>"
         "<td></td></tr>"
-        "<tr><td>compiled</td><td>1 ms</td><td>1 ms to 1 ms</td><td>2x [2, 2]</td>"
+        "<tr><td>compiled</td><td>1 ms</td><td>1 ms to 1 ms</td>"
+        "<td>2.00x [2.00, 2.00]</td>"
         "<td>faster</td></tr>"
         "<tr><td>other</td><td>2 ms</td><td>2 ms to 2.5 ms</td>"
-        "<td>1x [0.667, 1]</td><td>no clear difference</td></tr>"
+        "<td>1.00x [0.667, 1.00]</td><td>no clear difference</td></tr>"
         f"</tbody></table><p><em>{caption}</em></p>"
     )
     assert str(result) == (
-        "variant   median  IQR             vs eager       verdict\n"
+        "variant   median  IQR             vs eager             verdict\n"
         "eager     2 ms    2 ms to 2 ms    baseline\n"
-        "compiled  1 ms    1 ms to 1 ms    2x [2, 2]      faster\n"
-        "other     2 ms    2 ms to 2.5 ms  1x [0.667, 1]  no clear difference\n"
+        "compiled  1 ms    1 ms to 1 ms    2.00x [2.00, 2.00]   faster\n"
+        "other     2 ms    2 ms to 2.5 ms  1.00x [0.667, 1.00]  no clear difference\n"
         f"({caption})"
     )
     assert repr(result) == str(result)
@@ -867,7 +869,7 @@ def test_compile_report_numbers_and_text():
     slow = CompileReport(eager=compiled, compiled=eager, first_call=1.0)
     assert slow.break_even == math.inf and str(slow).endswith("pays off never")
     with_ratio = CompileReport(eager, compiled, 1.0, speedup_ratio=Ratio(4, 3, 5))
-    assert ": 4x [3x, 5x]: faster; first" in str(with_ratio)
+    assert ": 4.00x [3.00x, 5.00x]: faster; first" in str(with_ratio)
 
 
 def test_eager_vs_compiled_compiles_once_and_compares_interleaved(monkeypatch, clock):
