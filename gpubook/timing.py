@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import itertools
 import json
 import math
 import os
@@ -149,14 +150,24 @@ def format_seconds(seconds: float, digits: int = 3) -> str:
     return f"{sign}{rounded * 1e9:.{digits}g} ns"
 
 
+def _fewest_digits(values: tuple, text: Callable[[float, int], str]) -> tuple:
+    """``text(value, digits)`` for each value at the fewest significant digits, from
+    three up to six, that print every two different values differently."""
+    for digits in range(3, 7):
+        texts = tuple(text(value, digits) for value in values)
+        if all(
+            texts[i] != texts[j]
+            for i, j in itertools.combinations(range(len(values)), 2)
+            if values[i] != values[j]
+        ):
+            break
+    return texts
+
+
 def format_range(low: float, high: float) -> str:
     """``'21.3 ms to 21.6 ms'``: two durations, with up to six significant digits
     where three would print two different values alike (``'21.52 ms to 21.54 ms'``)."""
-    for digits in range(3, 7):
-        low_text, high_text = format_seconds(low, digits), format_seconds(high, digits)
-        if low_text != high_text or low == high:
-            break
-    return f"{low_text} to {high_text}"
+    return " to ".join(_fewest_digits((low, high), format_seconds))
 
 
 def format_ratio(ratio: float, digits: int = 3, *, keep_zeros: bool = False) -> str:
@@ -178,17 +189,10 @@ def format_interval(estimate: float, low: float, high: float) -> tuple[str, str,
     significant digits, trailing zeros kept: three digits, or up to six where fewer
     would print two different values alike (``1.695`` and ``1.698`` both as
     ``'1.70'``), so that an estimate never seems to lie outside its interval."""
-    values = (estimate, low, high)
-    texts = values
-    for digits in range(3, 7):
-        texts = tuple(format_ratio(v, digits, keep_zeros=True) for v in values)
-        if all(
-            texts[i] != texts[j]
-            for i, j in ((0, 1), (0, 2), (1, 2))
-            if values[i] != values[j]
-        ):
-            break
-    return texts
+    return _fewest_digits(
+        (estimate, low, high),
+        lambda value, digits: format_ratio(value, digits, keep_zeros=True),
+    )
 
 
 def counted(count: float, noun: str, plural: str | None = None) -> str:
