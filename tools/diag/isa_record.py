@@ -39,7 +39,5 @@ for label, code in [("1", booked), ("2", booked), ("3", booked), ("plain", plain
     wall = time.perf_counter() - start
     print(f"process {label}: {wall:.1f} s wall, rc {done.returncode}")
     print("  ", done.stdout.strip(), done.stderr.strip()[-400:])
-markers = [n for n in os.listdir(cache) if n] and sum(
-    f.endswith(".gpubook_load_ok") for _, _, fs in os.walk(cache) for f in fs
-)
+markers = sum(f.endswith(".gpubook_load_ok") for _, _, fs in os.walk(cache) for f in fs)
 print("markers in the cache folder:", markers)
