@@ -956,7 +956,10 @@ class RunComparison:
     (:func:`is_classification`: :attr:`gpubook.profiling.Split.bound`'s words, which
     follow the host's speed and are counted apart from the verdicts of comparisons);
     ``only_a``/``only_b``: glued names (``notebook: name``) found
-    in one run only; ``unmatched``: notebooks found in one folder only;
+    in one run only; ``unaligned``: ``(notebook, sentence, count)`` for the numbers of a
+    glued sentence whose words changed (a branch chose another sentence, so its numbers
+    fill other slots: the change is counted once, as a verdict, and those numbers are
+    not compared slot by slot); ``unmatched``: notebooks found in one folder only;
     ``hosts``: ``(notebook, a, b)`` with each run's host probe (microseconds per
     ``torch.add`` on the CPU, before and after the run) where one was recorded."""
 
@@ -976,6 +979,7 @@ class RunComparison:
     reclassified: list = dataclasses.field(default_factory=list)
     only_a: list = dataclasses.field(default_factory=list)
     only_b: list = dataclasses.field(default_factory=list)
+    unaligned: list = dataclasses.field(default_factory=list)
     unmatched: list = dataclasses.field(default_factory=list)
     hosts: list = dataclasses.field(default_factory=list)
 
@@ -1033,6 +1037,12 @@ class RunComparison:
                 f"; {self.classifications_unchanged} of {self.classifications} "
                 "host/GPU classifications unchanged"
             )
+        unaligned = sum(count for _, _, count in self.unaligned)
+        if unaligned:
+            text += (
+                f"; {unaligned} numbers in {len(self.unaligned)} sentences that "
+                "changed, not compared"
+            )
         only = len(self.only_a) + len(self.only_b)
         if only:
             text += f"; {only} glued values in one run only"
@@ -1055,6 +1065,10 @@ class RunComparison:
             lines.append(f"changed  {notebook}  {name}: {a!r} -> {b!r}{host}")
         for notebook, name, a, b in self.reclassified:
             lines.append(f"reclassified  {notebook}  {name}: {a!r} -> {b!r}")
+        lines += [
+            f"unaligned  {notebook}  {name}: {count} numbers in a changed sentence"
+            for notebook, name, count in self.unaligned
+        ]
         lines += [f"only in A  {item}" for item in self.only_a]
         lines += [f"only in B  {item}" for item in self.only_b]
         lines += [f"unmatched  {item}" for item in self.unmatched]
@@ -1162,9 +1176,21 @@ def compare_notebooks(
         numbers, verdicts = _flatten(glued, value)
         numbers_b.update(numbers)
         verdicts_b.update(verdicts)
+    reworded = {  # sentences whose words changed: their numbers fill other slots
+        key
+        for key, words in verdicts_a.items()
+        if key in verdicts_b and words != verdicts_b[key] and "#" in words
+    }
+    unaligned: dict[str, int] = {}
     for key, value in numbers_a.items():
         if key not in numbers_b:
-            result.only_a.append(f"{name}: {key}")
+            if "#" in key and _glue_name(key) in reworded:
+                unaligned[_glue_name(key)] = unaligned.get(_glue_name(key), 0) + 1
+            else:
+                result.only_a.append(f"{name}: {key}")
+            continue
+        if "#" in key and _glue_name(key) in reworded:
+            unaligned[_glue_name(key)] = unaligned.get(_glue_name(key), 0) + 1
             continue
         result.numbers += 1
         host = is_host_dependent(name, key)
@@ -1196,8 +1222,11 @@ def compare_notebooks(
     result.only_b += [
         f"{name}: {key}"
         for key in [*numbers_b, *verdicts_b]
-        if key not in numbers_a and key not in verdicts_a
+        if key not in numbers_a
+        and key not in verdicts_a
+        and not ("#" in key and _glue_name(key) in reworded)
     ]
+    result.unaligned += [(name, sentence, n) for sentence, n in unaligned.items()]
     probes = [
         notebook.metadata.get(METADATA_KEY, {}).get("host_add_us")
         for notebook in (a, b)

@@ -443,3 +443,23 @@ def test_every_host_dependent_pattern_names_a_glued_value():
                 file_name,
                 pattern.pattern,
             )
+
+
+def test_numbers_of_a_reworded_sentence_are_not_compared_slot_by_slot():
+    # a branch chose another sentence: its numbers fill other slots, so comparing #0
+    # with #0 would compare unrelated quantities; the change counts once, as a verdict
+    a = _notebook(cause="'new memory: 17.5 to 37.3 ms, against 39.5 ms'", n="2.0")
+    b = _notebook(
+        cause="'no clear gap (46.7 ms vs 37.6 ms; ratio 1.24x [0.94x, 1.57x])'",
+        n="2.1",
+    )
+    result = reference.compare_notebooks(a, b, name="nb")
+    assert (result.numbers, result.numbers_within) == (1, 1)  # n only
+    assert (result.verdicts, result.verdicts_unchanged) == (1, 0)
+    assert result.unaligned == [("nb", "cause", 3)]
+    assert result.only_a == result.only_b == [] and result.moved == []
+    assert "; 3 numbers in 1 sentences that changed, not compared" in result.summary()
+    assert "unaligned  nb  cause: 3 numbers in a changed sentence" in result.report()
+    # the same words: compared slot by slot as before
+    same = reference.compare_notebooks(a, a, name="nb")
+    assert (same.numbers, same.unaligned) == (4, [])
