@@ -151,9 +151,10 @@ def format_seconds(seconds: float, digits: int = 3) -> str:
 
 
 def _fewest_digits(values: tuple, text: Callable[[float, int], str]) -> tuple:
-    """``text(value, digits)`` for each value at the fewest significant digits, from
-    three up to six, that print every two different values differently."""
-    for digits in range(3, 7):
+    """``text(value, digits)`` for each value at the fewest significant digits, three
+    or four, that print every two different values differently (at four, values that
+    still print alike are left so: a fifth digit claims more than a re-run holds)."""
+    for digits in range(3, 5):
         texts = tuple(text(value, digits) for value in values)
         if all(
             texts[i] != texts[j]
@@ -165,8 +166,8 @@ def _fewest_digits(values: tuple, text: Callable[[float, int], str]) -> tuple:
 
 
 def format_range(low: float, high: float) -> str:
-    """``'21.3 ms to 21.6 ms'``: two durations, with up to six significant digits
-    where three would print two different values alike (``'21.52 ms to 21.54 ms'``)."""
+    """``'21.3 ms to 21.6 ms'``: two durations, with four significant digits where
+    three would print two different values alike (``'21.52 ms to 21.54 ms'``)."""
     return " to ".join(_fewest_digits((low, high), format_seconds))
 
 
@@ -186,9 +187,10 @@ def format_ratio(ratio: float, digits: int = 3, *, keep_zeros: bool = False) -> 
 
 def format_interval(estimate: float, low: float, high: float) -> tuple[str, str, str]:
     """An estimate and its interval's ends as three texts with the same number of
-    significant digits, trailing zeros kept: three digits, or up to six where fewer
-    would print two different values alike (``1.695`` and ``1.698`` both as
-    ``'1.70'``), so that an estimate never seems to lie outside its interval."""
+    significant digits, trailing zeros kept: three digits, or four where three would
+    print two different values alike (``1.695`` and ``1.698`` both as ``'1.70'``), so
+    that an estimate never seems to lie outside its interval; never more than four
+    (``'1.535x [1.535, 1.536]'``: a fifth digit claims more than a re-run holds)."""
     return _fewest_digits(
         (estimate, low, high),
         lambda value, digits: format_ratio(value, digits, keep_zeros=True),
