@@ -10,7 +10,8 @@ Times are in **seconds** unless a name says ``_ms`` or ``_us``.
   between.
 * :func:`fresh_process` runs a snippet of Python in a new interpreter (optionally with
   its own compiler cache folder) and returns what the snippet reported: first calls as a
-  reader pays them.
+  reader pays them. :func:`fresh_processes` runs several such processes whose set-up
+  (imports, building a model) overlaps and whose measured parts run one at a time.
 * :class:`BaselineLog` re-measures one eager call at points of a notebook, to see
   whether the process's state (profiler, compiler, CUDA graphs) changes an eager
   baseline.
@@ -45,6 +46,7 @@ __all__ = [
     "gpu_times",
     "attention_path",
     "fresh_process",
+    "fresh_processes",
     "FreshProcessError",
     "BaselineLog",
     "CudagraphNotes",
@@ -471,6 +473,47 @@ def _innermost_frame(tail: str) -> str | None:
     return f"{path}, line {line}, in {function}"
 
 
+def _child_env(cache_dir: str | None, env: Mapping[str, str] | None) -> dict:
+    child_env = dict(os.environ)
+    child_env.pop("TORCH_LOGS", None)
+    child_env["PYTHONWARNINGS"] = "ignore"
+    if cache_dir is not None:
+        child_env["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir)
+        child_env["TRITON_CACHE_DIR"] = os.path.join(str(cache_dir), "triton")
+    child_env.update(env or {})
+    return child_env
+
+
+def _check_code(name: str, code: str) -> None:
+    if not isinstance(code, str) or not code.strip():
+        raise ValueError(f"{name} must be a non-empty string of Python source")
+
+
+def _child_result(returncode: int, stdout: str, stderr: str) -> dict:
+    """What a child reported, or :class:`FreshProcessError` with its exit status."""
+    result = None
+    for line in stdout.splitlines():
+        if line.startswith("GPUBOOK_RESULT "):
+            result = json.loads(line.split(" ", 1)[1])
+    if returncode == 0 and result is None:
+        raise FreshProcessError(
+            "the fresh process reported nothing (call report(...) in the code)"
+        )
+    if returncode != 0 or result is None:
+        output = (stderr or stdout or "").strip()
+        tail = "\n".join(output.splitlines()[-12:])
+        error = FreshProcessError(
+            f"the fresh process failed (exit {returncode})", returncode, tail
+        )
+        # the crashing frame from the whole fault handler's stack, which can be longer
+        # than the tail kept for the message
+        error.where = _innermost_frame(output) if error.signal else error.where
+        error.reported = result  # what it said before it failed, if anything
+        error.args = (f"the fresh process {error.describe()}\n{tail}".rstrip(),)
+        raise error
+    return result
+
+
 def fresh_process(
     code: str,
     cache_dir: str | None = None,
@@ -489,16 +532,8 @@ def fresh_process(
     :class:`FreshProcessError` (a :class:`RuntimeError`) with the exit status and the
     end of the child's error output if it fails or reports nothing.
     """
-    if not isinstance(code, str) or not code.strip():
-        raise ValueError("code must be a non-empty string of Python source")
+    _check_code("code", code)
     positive_number("timeout", timeout)
-    child_env = dict(os.environ)
-    child_env.pop("TORCH_LOGS", None)
-    child_env["PYTHONWARNINGS"] = "ignore"
-    if cache_dir is not None:
-        child_env["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir)
-        child_env["TRITON_CACHE_DIR"] = os.path.join(str(cache_dir), "triton")
-    child_env.update(env or {})
     with tempfile.TemporaryDirectory(prefix="gpubook-fresh-") as work:
         script = os.path.join(work, "child.py")
         with open(script, "w", encoding="utf-8") as handle:
@@ -506,7 +541,7 @@ def fresh_process(
         try:
             done = subprocess.run(
                 [sys.executable, "-X", "faulthandler", script],
-                env=child_env,
+                env=_child_env(cache_dir, env),
                 capture_output=True,
                 text=True,
                 timeout=timeout,
@@ -516,27 +551,135 @@ def fresh_process(
             raise FreshProcessError(
                 f"the fresh process took more than {timeout:.0f} s"
             ) from None
-    result = None
-    for line in done.stdout.splitlines():
-        if line.startswith("GPUBOOK_RESULT "):
-            result = json.loads(line.split(" ", 1)[1])
-    if done.returncode == 0 and result is None:
-        raise FreshProcessError(
-            "the fresh process reported nothing (call report(...) in the code)"
-        )
-    if done.returncode != 0 or result is None:
-        output = (done.stderr or done.stdout or "").strip()
-        tail = "\n".join(output.splitlines()[-12:])
-        error = FreshProcessError(
-            f"the fresh process failed (exit {done.returncode})", done.returncode, tail
-        )
-        # the crashing frame from the whole fault handler's stack, which can be longer
-        # than the tail kept for the message
-        error.where = _innermost_frame(output) if error.signal else error.where
-        error.reported = result  # what it said before it failed, if anything
-        error.args = (f"the fresh process {error.describe()}\n{tail}".rstrip(),)
-        raise error
-    return result
+    return _child_result(done.returncode, done.stdout, done.stderr)
+
+
+_TURN = textwrap.dedent(
+    """
+    import sys as _sys
+    print("GPUBOOK_READY", flush=True)
+    _sys.stdin.readline()  # this process's turn: the one before it has finished
+    """
+)
+
+
+def fresh_processes(
+    jobs: list[tuple[str, str, str | None]],
+    timeout: float = 600,
+    env: Mapping[str, str] | None = None,
+) -> list[dict]:
+    """Several fresh processes whose set-up overlaps and whose measured parts do not.
+
+    Each job is ``(setup, code, cache_dir)``. All processes start at once and run their
+    ``setup`` (imports, building a model and its inputs: what nothing measures) side by
+    side; then one at a time, in the order given, each runs its ``code`` while the
+    others wait idle, blocked on a pipe. A measurement in ``code`` thus sees the machine
+    as one :func:`fresh_process` would, and a job can use what an earlier one wrote (a
+    cache folder, a file). Both parts may use what :func:`fresh_process` defines.
+    ``timeout`` bounds the set-up and each job's turn. Returns what each job reported,
+    in order. Raises :class:`FreshProcessError` for the first job that fails (its
+    ``job`` is the index, its ``completed`` what the jobs before it reported; the
+    processes still waiting are stopped).
+    """
+    import threading
+    import time
+
+    if not isinstance(jobs, list) or not jobs:
+        raise ValueError("jobs must be a non-empty list of (setup, code, cache_dir)")
+    for index, job in enumerate(jobs):
+        if not (isinstance(job, tuple) and len(job) == 3):
+            raise ValueError(f"job {index} must be a tuple (setup, code, cache_dir)")
+        if not isinstance(job[0], str):
+            raise ValueError(f"job {index}: setup must be a string of Python source")
+        _check_code(f"job {index}: code", job[1])
+    positive_number("timeout", timeout)
+    children: list[tuple[subprocess.Popen, Any, list, threading.Event, Any]] = []
+
+    def pump(stream, lines: list, ready: threading.Event) -> None:
+        for line in stream:
+            lines.append(line)
+            if line.startswith("GPUBOOK_READY"):
+                ready.set()
+        ready.set()  # the end of its output: the process ended, perhaps before its turn
+
+    results: list[dict] = []
+
+    def fail(index: int, error: FreshProcessError) -> FreshProcessError:
+        error.job = index
+        error.completed = list(results)  # what the jobs before it reported
+        return error
+
+    with tempfile.TemporaryDirectory(prefix="gpubook-fresh-") as work:
+        try:
+            for index, (setup, code, cache_dir) in enumerate(jobs):
+                script = os.path.join(work, f"child{index}.py")
+                with open(script, "w", encoding="utf-8") as handle:
+                    handle.write(
+                        "\n".join(
+                            [
+                                _PRELUDE,
+                                textwrap.dedent(setup),
+                                _TURN,
+                                textwrap.dedent(code),
+                            ]
+                        )
+                    )
+                errors = open(os.path.join(work, f"child{index}.err"), "w+")
+                process = subprocess.Popen(
+                    [sys.executable, "-X", "faulthandler", script],
+                    env=_child_env(cache_dir, env),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=errors,
+                    text=True,
+                    cwd=os.getcwd(),
+                )
+                lines: list[str] = []
+                ready = threading.Event()
+                reader = threading.Thread(
+                    target=pump, args=(process.stdout, lines, ready), daemon=True
+                )
+                reader.start()
+                children.append((process, errors, lines, ready, reader))
+            deadline = time.monotonic() + timeout
+            for index, (_, _, _, ready, _) in enumerate(children):
+                if not ready.wait(max(deadline - time.monotonic(), 0.0)):
+                    raise fail(
+                        index,
+                        FreshProcessError(
+                            f"a fresh process took more than {timeout:.0f} s to set up"
+                        ),
+                    )
+            for index, (process, errors, lines, _, reader) in enumerate(children):
+                try:
+                    process.stdin.write("go\n")
+                    process.stdin.close()
+                except (BrokenPipeError, OSError):
+                    pass  # it ended already; its exit status says how
+                try:
+                    process.wait(timeout=timeout)
+                except subprocess.TimeoutExpired:
+                    raise fail(
+                        index,
+                        FreshProcessError(
+                            f"the fresh process took more than {timeout:.0f} s"
+                        ),
+                    ) from None
+                reader.join(timeout=10)  # the rest of its output, up to the end
+                errors.seek(0)
+                try:
+                    results.append(
+                        _child_result(process.returncode, "".join(lines), errors.read())
+                    )
+                except FreshProcessError as error:
+                    raise fail(index, error) from None
+            return results
+        finally:
+            for process, errors, *_ in children:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
+                errors.close()
 
 
 # --- Does the process's state move an eager baseline? ---------------------------------

@@ -72,6 +72,51 @@ def test_fresh_process_reports_and_fails_clearly(tmp_path):
         models.fresh_process("   ")
 
 
+@pytest.mark.slow
+def test_fresh_processes_overlap_their_set_up_and_take_turns(tmp_path):
+    # each set-up sleeps 4 s: side by side they end together, one after another they
+    # would end 4 s apart and more
+    note = tmp_path / "note.txt"
+    setup = "import time\ntime.sleep(4.0)\nready_at = time.time()\n"
+    code = (
+        "import os\nstart = time.time()\n"
+        f"seen = open({str(note)!r}).read() if os.path.exists({str(note)!r}) else ''\n"
+        f"open({str(note)!r}, 'a').write('x')\n"
+        "time.sleep(0.5)\n"
+        "report(ready_at=ready_at, start=start, end=time.time(), seen=seen)"
+    )
+    results = models.fresh_processes([(setup, code, None)] * 3, timeout=120)
+    assert [r["seen"] for r in results] == [
+        "",
+        "x",
+        "xx",
+    ]  # in order, each after the last
+    for before, after in zip(results, results[1:]):
+        assert after["start"] >= before["end"]  # one measured part at a time
+    ready = [r["ready_at"] for r in results]
+    assert max(ready) - min(ready) < 4.0  # the set-ups overlapped
+    assert max(ready) <= results[0]["start"]  # every set-up done before the first turn
+
+
+@pytest.mark.slow
+def test_fresh_processes_name_the_job_that_failed():
+    good = ("", "report(ok=1)", None)
+    with pytest.raises(models.FreshProcessError, match="ZeroDivisionError") as caught:
+        models.fresh_processes([good, ("1 / 0", "report(ok=2)", None), good])
+    assert caught.value.job == 1 and caught.value.completed == [{"ok": 1}]
+    with pytest.raises(models.FreshProcessError, match="ValueError") as caught:
+        models.fresh_processes([good, ("", "raise ValueError('late')", None)])
+    assert caught.value.job == 1 and caught.value.completed == [{"ok": 1}]
+
+
+def test_fresh_processes_reject_bad_jobs():
+    for jobs in ([], "code", [("", "report()")], [("", "  ", None)], [(1, "x", None)]):
+        with pytest.raises(ValueError):
+            models.fresh_processes(jobs)
+    with pytest.raises(ValueError):
+        models.fresh_processes([("", "report()", None)], timeout=0)
+
+
 def test_baseline_log_checks_and_table():
     log = models.BaselineLog(lambda x: x + 1, torch.ones(4), min_run_time=0.01)
     log.check("first")
