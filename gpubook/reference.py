@@ -1039,8 +1039,9 @@ class RunComparison:
             )
         unaligned = sum(count for _, _, count in self.unaligned)
         if unaligned:
+            sentences = "sentence" if len(self.unaligned) == 1 else "sentences"
             text += (
-                f"; {unaligned} numbers in {len(self.unaligned)} sentences that "
+                f"; {unaligned} numbers in {len(self.unaligned)} {sentences} that "
                 "changed, not compared"
             )
         only = len(self.only_a) + len(self.only_b)

@@ -458,7 +458,7 @@ def test_numbers_of_a_reworded_sentence_are_not_compared_slot_by_slot():
     assert (result.verdicts, result.verdicts_unchanged) == (1, 0)
     assert result.unaligned == [("nb", "cause", 3)]
     assert result.only_a == result.only_b == [] and result.moved == []
-    assert "; 3 numbers in 1 sentences that changed, not compared" in result.summary()
+    assert "; 3 numbers in 1 sentence that changed, not compared" in result.summary()
     assert "unaligned  nb  cause: 3 numbers in a changed sentence" in result.report()
     # the same words: compared slot by slot as before
     same = reference.compare_notebooks(a, a, name="nb")
