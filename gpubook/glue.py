@@ -87,7 +87,7 @@ class Headline(dict):
     """The record :func:`headline` glues; shown in a notebook as one readable line."""
 
     def __repr__(self) -> str:
-        from .timing import format_interval, format_ratio, format_seconds
+        from .timing import format_ratio, format_ratio_interval, format_seconds
 
         text = (
             f"headline: {self['case']}: {self['baseline']} "
@@ -101,10 +101,9 @@ class Headline(dict):
             )
         else:
             if self.get("speedup_low") is not None:
-                estimate, low, high = format_interval(
+                text += " (" + format_ratio_interval(
                     self["speedup"], self["speedup_low"], self["speedup_high"]
                 )
-                text += f" ({estimate}x [{low}x, {high}x]"
             else:
                 text += f" ({format_ratio(self['speedup'])}x"
             if self.get("verdict"):

@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import collections
 import contextlib
 import dataclasses
 import datetime as _dt
@@ -504,7 +505,7 @@ _MARGIN_UNRECORDED = 0.05
 def results_page(root: Path = ROOT) -> str:
     """The text of ``book/reference-results.md``, from the notebooks under ``root /
     "notebooks"``."""
-    from .timing import format_interval, format_ratio, format_seconds
+    from .timing import format_ratio, format_ratio_interval, format_seconds
 
     command = "python -m gpubook.reference results"
     lines = [
@@ -577,10 +578,9 @@ def results_page(root: Path = ROOT) -> str:
                 record.get("speedup_low") is not None
                 and record.get("speedup_high") is not None
             ):
-                estimate, low, high = format_interval(
-                    speedup, record["speedup_low"], record["speedup_high"]
+                speedup_text = format_ratio_interval(
+                    speedup, record["speedup_low"], record["speedup_high"], sign="×"
                 )
-                speedup_text = f"{estimate}× [{low}×, {high}×]"
             rows.append(
                 "| "
                 + " | ".join(
@@ -1182,16 +1182,18 @@ def compare_notebooks(
         for key, words in verdicts_a.items()
         if key in verdicts_b and words != verdicts_b[key] and "#" in words
     }
-    unaligned: dict[str, int] = {}
+
+    def in_reworded(key: str) -> bool:  # a number (``sentence#i``) of such a sentence
+        return "#" in key and _glue_name(key) in reworded
+
+    unaligned = collections.Counter(
+        _glue_name(key) for key in numbers_a if in_reworded(key)
+    )
     for key, value in numbers_a.items():
-        if key not in numbers_b:
-            if "#" in key and _glue_name(key) in reworded:
-                unaligned[_glue_name(key)] = unaligned.get(_glue_name(key), 0) + 1
-            else:
-                result.only_a.append(f"{name}: {key}")
+        if in_reworded(key):
             continue
-        if "#" in key and _glue_name(key) in reworded:
-            unaligned[_glue_name(key)] = unaligned.get(_glue_name(key), 0) + 1
+        if key not in numbers_b:
+            result.only_a.append(f"{name}: {key}")
             continue
         result.numbers += 1
         host = is_host_dependent(name, key)
@@ -1223,9 +1225,7 @@ def compare_notebooks(
     result.only_b += [
         f"{name}: {key}"
         for key in [*numbers_b, *verdicts_b]
-        if key not in numbers_a
-        and key not in verdicts_a
-        and not ("#" in key and _glue_name(key) in reworded)
+        if key not in numbers_a and key not in verdicts_a and not in_reworded(key)
     ]
     result.unaligned += [(name, sentence, n) for sentence, n in unaligned.items()]
     probes = [

@@ -204,12 +204,11 @@ def _figure(known: dict, factor: float | None, measured: Any = None) -> str:
 
 
 def _ratio_text(estimate: float, low: float | None, high: float | None) -> str:
-    from .timing import format_interval, format_ratio
+    from .timing import format_ratio, format_ratio_interval
 
     if low is None or high is None:
         return f"{format_ratio(estimate)}x"
-    estimate_text, low_text, high_text = format_interval(estimate, low, high)
-    return f"{estimate_text}x [{low_text}x, {high_text}x]"
+    return format_ratio_interval(estimate, low, high)
 
 
 def verdict(

@@ -94,6 +94,7 @@ __all__ = [
     "threads",
     "format_seconds",
     "format_interval",
+    "format_ratio_interval",
     "format_range",
     "format_ratio",
 ]
@@ -195,6 +196,15 @@ def format_interval(estimate: float, low: float, high: float) -> tuple[str, str,
         (estimate, low, high),
         lambda value, digits: format_ratio(value, digits, keep_zeros=True),
     )
+
+
+def format_ratio_interval(
+    estimate: float, low: float, high: float, sign: str = "x"
+) -> str:
+    """``'2.31x [2.20x, 2.45x]'``: :func:`format_interval`'s three texts, each followed
+    by ``sign`` (``'×'`` on the book's pages)."""
+    texts = format_interval(estimate, low, high)
+    return "{}{s} [{}{s}, {}{s}]".format(*texts, s=sign)
 
 
 def counted(count: float, noun: str, plural: str | None = None) -> str:
@@ -391,8 +401,7 @@ class Ratio:
     def interval_text(self) -> str:
         """The estimate and its interval without the verdict, ``'2.31x [2.20x,
         2.45x]'``, for a sentence that says the verdict in its own words."""
-        estimate, low, high = format_interval(self.estimate, self.low, self.high)
-        return f"{estimate}x [{low}x, {high}x]"
+        return format_ratio_interval(self.estimate, self.low, self.high)
 
     def __str__(self) -> str:
         return f"{self.interval_text}: {self.verdict}"

@@ -86,11 +86,8 @@ def test_fresh_processes_overlap_their_set_up_and_take_turns(tmp_path):
         "report(ready_at=ready_at, start=start, end=time.time(), seen=seen)"
     )
     results = models.fresh_processes([(setup, code, None)] * 3, timeout=120)
-    assert [r["seen"] for r in results] == [
-        "",
-        "x",
-        "xx",
-    ]  # in order, each after the last
+    # in order, each after the last
+    assert [r["seen"] for r in results] == ["", "x", "xx"]
     for before, after in zip(results, results[1:]):
         assert after["start"] >= before["end"]  # one measured part at a time
     ready = [r["ready_at"] for r in results]
