@@ -108,6 +108,11 @@ __all__ = [
 
 METADATA_KEY = "gpubook"
 CELL_TIMEOUT_SECONDS = 1800
+#: A run prints each code cell that took at least this long (seconds), and the cell it
+#: stopped in, so that a run cut short by its caller's time limit says where it was
+#: (run S, 2026-11-27: chapter 7 ran into the 575 s cap with no other trace).
+SLOW_CELL_SECONDS = 15.0
+SLOW_CELL_VARIABLE = "GPUBOOK_SLOW_CELL"
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_PAGE = Path("book") / "reference-results.md"
 TIMES_PAGE = Path("book") / "_generated" / "run-times.md"
@@ -239,14 +244,44 @@ def _execute(notebook: nbformat.NotebookNode, path: Path, timeout: int) -> float
     wall seconds."""
     from nbclient import NotebookClient
 
+    running: dict = {}  # the code cell now running: index, start, first line
+    slow = float(os.environ.get(SLOW_CELL_VARIABLE, SLOW_CELL_SECONDS))
+
+    def started(cell, cell_index, **_):
+        if cell.cell_type == "code":
+            lines = [line for line in cell.source.splitlines() if line.strip()]
+            first = lines[0].strip()[:70] if lines else ""
+            running.update(index=cell_index, start=time.perf_counter(), first=first)
+
+    def executed(cell, cell_index, **_):
+        if running.get("index") == cell_index:
+            took = time.perf_counter() - running["start"]
+            if took >= slow:
+                print(
+                    f"    cell {cell_index}: {took:.1f} s | {running['first']}",
+                    flush=True,
+                )
+            running.clear()
+
     client = NotebookClient(
         notebook,
         timeout=timeout,
         kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
+        on_cell_start=started,
+        on_cell_executed=executed,
     )
     start = time.perf_counter()
-    client.execute()
+    try:
+        client.execute()
+    except BaseException:  # a failure, a timeout or the caller's interrupt: say where
+        if running:
+            print(
+                f"    stopped in cell {running['index']} after "
+                f"{time.perf_counter() - running['start']:.0f} s | {running['first']}",
+                flush=True,
+            )
+        raise
     return time.perf_counter() - start
 
 

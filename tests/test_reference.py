@@ -524,11 +524,50 @@ def test_execute_runs_the_notebook_in_its_folder_and_times_it(tmp_path, monkeypa
     assert seconds == 7.5
     [(given, options)] = made
     assert given is notebook
+    hooks = {name: options.pop(name) for name in ("on_cell_start", "on_cell_executed")}
     assert options == {
         "timeout": 123,
         "kernel_name": "python3",
         "resources": {"metadata": {"path": str(tmp_path / "sub")}},
     }
+    assert all(callable(hook) for hook in hooks.values())
+
+
+def test_execute_reports_slow_cells_and_where_it_stopped(tmp_path, monkeypatch, capsys):
+    """A code cell over the threshold is printed with its time; a failure names the cell
+    that was running."""
+    import nbclient
+
+    cells = [
+        new_markdown_cell("# t"),
+        new_code_cell("\nslow()  # long"),
+        new_code_cell("x"),
+    ]
+
+    class FakeClient:
+        def __init__(self, notebook, **options):
+            self.options = options
+
+        def execute(self):
+            for index, cell in enumerate(cells):
+                self.options["on_cell_start"](cell=cell, cell_index=index)
+                clock.append(clock[-1] + (20.0 if index == 1 else 1.0))
+                if index == 2 and fail:
+                    raise KeyboardInterrupt
+                self.options["on_cell_executed"](cell=cell, cell_index=index)
+
+    clock = [0.0]
+    monkeypatch.setattr(nbclient, "NotebookClient", FakeClient)
+    monkeypatch.setattr(reference.time, "perf_counter", lambda: clock[-1])
+    monkeypatch.delenv(reference.SLOW_CELL_VARIABLE, raising=False)
+    fail = False
+    reference._execute(new_notebook(cells=cells), tmp_path / "a.ipynb", 10)
+    out = capsys.readouterr().out
+    assert out == "    cell 1: 20.0 s | slow()  # long\n"
+    fail = True
+    with pytest.raises(KeyboardInterrupt):
+        reference._execute(new_notebook(cells=cells), tmp_path / "a.ipynb", 10)
+    assert capsys.readouterr().out.endswith("    stopped in cell 2 after 1 s | x\n")
 
 
 def test_pages_fall_back_for_missing_fields(tmp_path):
