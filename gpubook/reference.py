@@ -113,6 +113,8 @@ CELL_TIMEOUT_SECONDS = 1800
 #: (run S, 2026-11-27: chapter 7 ran into the 575 s cap with no other trace).
 SLOW_CELL_SECONDS = 15.0
 SLOW_CELL_VARIABLE = "GPUBOOK_SLOW_CELL"
+#: A folder for notebooks whose run failed or was stopped (their cells run so far).
+FAILED_DIR_VARIABLE = "GPUBOOK_FAILED_DIR"
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_PAGE = Path("book") / "reference-results.md"
 TIMES_PAGE = Path("book") / "_generated" / "run-times.md"
@@ -285,6 +287,21 @@ def _execute(notebook: nbformat.NotebookNode, path: Path, timeout: int) -> float
     return time.perf_counter() - start
 
 
+def _keep_failed(notebook: nbformat.NotebookNode, path: Path) -> None:
+    """Write a notebook whose run failed or was stopped, with the outputs of the cells
+    it ran, into the folder ``GPUBOOK_FAILED_DIR`` names (nothing when it is unset); the
+    notebook itself is left as it was."""
+    folder = os.environ.get(FAILED_DIR_VARIABLE)
+    if not folder:
+        return
+    try:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        nbformat.write(notebook, Path(folder) / path.name)
+        print(f"    its cells so far: {Path(folder) / path.name}", flush=True)
+    except Exception as error:  # the failure being reported matters more
+        print(f"    could not keep the failed notebook: {error}", flush=True)
+
+
 def run_notebook(
     path: Path, profile: str | None = None, timeout: int = CELL_TIMEOUT_SECONDS
 ) -> dict:
@@ -303,7 +320,12 @@ def run_notebook(
         profile = get_profile()
         notebook = nbformat.read(path, as_version=4)
         before = host_speed_samples(), other_busy_cores()
-        record = provenance(notebook, profile, _execute(notebook, path, timeout))
+        try:
+            seconds = _execute(notebook, path, timeout)
+        except BaseException:
+            _keep_failed(notebook, path)
+            raise
+        record = provenance(notebook, profile, seconds)
         after = host_speed_samples(), other_busy_cores()
     # The host's speed and load around the run: host-bound timings move with them.
     record["host_add_us"] = [

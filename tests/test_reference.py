@@ -713,3 +713,27 @@ def test_results_page_names_the_margins_its_verdicts_used(
     monkeypatch.setattr(reference, "headlines", with_margins)
     page = " ".join(reference.results_page(root).split())
     assert text in page
+
+
+def test_a_failed_run_keeps_its_cells_in_the_failed_folder(tmp_path, monkeypatch):
+    """GPUBOOK_FAILED_DIR gets the notebook as far as it ran; the original is kept."""
+    path = tmp_path / "01_x.ipynb"
+    nbformat.write(new_notebook(cells=[new_code_cell("1")]), path)
+    before = path.read_bytes()
+
+    def stopped(notebook, path, timeout):
+        notebook.cells[0].outputs = [new_output("stream", name="stdout", text="ran\n")]
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(reference, "_execute", stopped)
+    monkeypatch.setenv(reference.FAILED_DIR_VARIABLE, str(tmp_path / "failed"))
+    with pytest.raises(KeyboardInterrupt):
+        reference.run_notebook(path, profile="ci")
+    kept = nbformat.read(tmp_path / "failed" / "01_x.ipynb", as_version=4)
+    assert kept.cells[0].outputs[0].text == "ran\n"
+    assert path.read_bytes() == before
+    monkeypatch.delenv(reference.FAILED_DIR_VARIABLE)
+    (tmp_path / "failed" / "01_x.ipynb").unlink()
+    with pytest.raises(KeyboardInterrupt):
+        reference.run_notebook(path, profile="ci")
+    assert not (tmp_path / "failed" / "01_x.ipynb").exists()

@@ -15,6 +15,8 @@ export GPUBOOK_PROFILE="${GPUBOOK_PROFILE:-gpu}"
 # sets the same for the processes it starts).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 out="${OUT:-/tmp/gpu-run-out}"; mkdir -p "$out"
+# a notebook whose run fails or is stopped is kept there with the cells it ran
+export GPUBOOK_FAILED_DIR="$out/failed"
 if [ -d .whl ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl >/dev/null 2>&1 || { echo "wheel install failed"; exit 3; }
