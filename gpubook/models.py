@@ -405,12 +405,20 @@ class FreshProcessError(RuntimeError):
     handler printed (``"torch/export/pt2_archive/_package.py, line 1045, in
     _load_aoti"``), or ``None``; ``reported``: what the process reported with
     ``report(...)`` before it failed (its last report), or ``None``. :meth:`describe`
-    says it in words.
+    says it in words. ``timed_out`` is True when the process was stopped for taking
+    longer than its timeout (it may have been stuck), False when it ended by itself.
     """
 
-    def __init__(self, message: str, returncode: int | None = None, tail: str = ""):
+    def __init__(
+        self,
+        message: str,
+        returncode: int | None = None,
+        tail: str = "",
+        timed_out: bool = False,
+    ):
         super().__init__(message)
         self.reported: dict | None = None
+        self.timed_out = timed_out
         self.returncode = returncode
         self.tail = tail
         self.signal = _signal_name(returncode)
@@ -538,20 +546,38 @@ def fresh_process(
         script = os.path.join(work, "child.py")
         with open(script, "w", encoding="utf-8") as handle:
             handle.write(_PRELUDE + "\n" + textwrap.dedent(code))
+        process = subprocess.Popen(
+            [sys.executable, "-X", "faulthandler", script],
+            env=_child_env(cache_dir, env),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=os.getcwd(),
+            start_new_session=True,  # its compile workers can be stopped with it
+        )
         try:
-            done = subprocess.run(
-                [sys.executable, "-X", "faulthandler", script],
-                env=_child_env(cache_dir, env),
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                cwd=os.getcwd(),
-            )
+            stdout, stderr = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             raise FreshProcessError(
-                f"the fresh process took more than {timeout:.0f} s"
+                f"the fresh process took more than {timeout:.0f} s", timed_out=True
             ) from None
-    return _child_result(done.returncode, done.stdout, done.stderr)
+        finally:
+            _stop_group(process)
+    return _child_result(process.returncode, stdout, stderr)
+
+
+def _stop_group(process: subprocess.Popen) -> None:
+    """Kill a child started in a session of its own, with what it started
+    (TorchInductor's compile workers), if it is still running."""
+    import signal
+
+    if process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, AttributeError):
+        process.kill()
+    process.wait()
 
 
 _TURN = textwrap.dedent(
@@ -567,6 +593,7 @@ def fresh_processes(
     jobs: list[tuple[str, str, str | None]],
     timeout: float = 600,
     env: Mapping[str, str] | None = None,
+    log: Callable[[str], Any] | None = None,
 ) -> list[dict]:
     """Several fresh processes whose set-up overlaps and whose measured parts do not.
 
@@ -579,10 +606,16 @@ def fresh_processes(
     ``timeout`` bounds the set-up and each job's turn. Returns what each job reported,
     in order. Raises :class:`FreshProcessError` for the first job that fails (its
     ``job`` is the index, its ``completed`` what the jobs before it reported; the
-    processes still waiting are stopped).
+    processes still waiting are stopped, with the compile workers they started).
+    ``log``, if given, is called with a short line as the set-up and each job end (for a
+    run's log: a notebook can pass a function that writes to ``sys.__stderr__``).
     """
     import threading
     import time
+
+    def say(line: str) -> None:
+        if log is not None:
+            log(f"fresh_processes: {line} (+{time.monotonic() - began:.0f} s)")
 
     if not isinstance(jobs, list) or not jobs:
         raise ValueError("jobs must be a non-empty list of (setup, code, cache_dir)")
@@ -609,6 +642,7 @@ def fresh_processes(
         error.completed = list(results)  # what the jobs before it reported
         return error
 
+    began = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="gpubook-fresh-") as work:
         try:
             for index, (setup, code, cache_dir) in enumerate(jobs):
@@ -633,6 +667,7 @@ def fresh_processes(
                     stderr=errors,
                     text=True,
                     cwd=os.getcwd(),
+                    start_new_session=True,  # its compile workers stop with it
                 )
                 lines: list[str] = []
                 ready = threading.Event()
@@ -647,9 +682,11 @@ def fresh_processes(
                     raise fail(
                         index,
                         FreshProcessError(
-                            f"a fresh process took more than {timeout:.0f} s to set up"
+                            f"a fresh process took more than {timeout:.0f} s to set up",
+                            timed_out=True,
                         ),
                     )
+            say(f"{len(children)} set up")
             for index, (process, errors, lines, _, reader) in enumerate(children):
                 try:
                     process.stdin.write("go\n")
@@ -662,7 +699,8 @@ def fresh_processes(
                     raise fail(
                         index,
                         FreshProcessError(
-                            f"the fresh process took more than {timeout:.0f} s"
+                            f"the fresh process took more than {timeout:.0f} s",
+                            timed_out=True,
                         ),
                     ) from None
                 reader.join(timeout=10)  # the rest of its output, up to the end
@@ -673,12 +711,11 @@ def fresh_processes(
                     )
                 except FreshProcessError as error:
                     raise fail(index, error) from None
+                say(f"job {index} done")
             return results
         finally:
             for process, errors, *_ in children:
-                if process.poll() is None:
-                    process.kill()
-                    process.wait()
+                _stop_group(process)
                 errors.close()
 
 

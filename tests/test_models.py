@@ -1,6 +1,8 @@
 """Tests for gpubook.models (chapter 7's plumbing) and gpubook.workshop."""
 
 import json
+import os
+import time
 
 import pytest
 import torch
@@ -104,6 +106,53 @@ def test_fresh_processes_name_the_job_that_failed():
     with pytest.raises(models.FreshProcessError, match="ValueError") as caught:
         models.fresh_processes([good, ("", "raise ValueError('late')", None)])
     assert caught.value.job == 1 and caught.value.completed == [{"ok": 1}]
+
+
+@pytest.mark.slow
+def test_fresh_processes_time_out_as_such_stop_grandchildren_and_log(tmp_path):
+    """A stuck set-up or turn raises with timed_out=True, and the processes it started
+    are stopped with it; a failure that ends by itself has timed_out=False; log gets a
+    line per step."""
+    pid_file = tmp_path / "grandchild.pid"
+    spawn = (
+        "import subprocess, sys, time\n"
+        "sleeper = [sys.executable, '-c', 'import time; time.sleep(60)']\n"
+        "child = subprocess.Popen(sleeper)\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+    )
+    with pytest.raises(models.FreshProcessError) as caught:
+        models.fresh_processes(
+            [(spawn + "time.sleep(60)\n", "report()", None)], timeout=25
+        )
+    assert caught.value.timed_out and caught.value.completed == []
+    grandchild = int(pid_file.read_text())
+    for _ in range(50):  # killed with its group, then reaped by init
+        try:
+            os.kill(grandchild, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("the stuck child's own child outlived it")
+    lines = []
+    good = ("", "report(ok=1)", None)
+    with pytest.raises(models.FreshProcessError) as caught:
+        models.fresh_processes(
+            [good, ("", "import time\ntime.sleep(90)", None)],
+            timeout=30,  # the set-ups (importing torch) fit; the stuck turn does not
+            log=lines.append,
+        )
+    assert caught.value.timed_out and caught.value.job == 1
+    assert [line.split(" (+")[0] for line in lines] == [
+        "fresh_processes: 2 set up",
+        "fresh_processes: job 0 done",
+    ]
+    with pytest.raises(models.FreshProcessError) as caught:
+        models.fresh_processes([("", "1 / 0", None)])
+    assert not caught.value.timed_out
+    with pytest.raises(models.FreshProcessError) as caught:
+        models.fresh_process("import time\ntime.sleep(60)", timeout=2)
+    assert caught.value.timed_out
 
 
 def test_fresh_processes_reject_bad_jobs():
