@@ -392,6 +392,16 @@ _PRELUDE = textwrap.dedent(
 
     def report(**values):
         print("GPUBOOK_RESULT " + _json.dumps(values), flush=True)
+
+    def wait_for_compile_workers(timeout=60):
+        '''Seconds spent waiting for the compile workers a first compile started.'''
+        _start = _time.perf_counter()
+        try:  # torch 2.11's pool starts with the first compile and is ready later
+            from torch._inductor.async_compile import AsyncCompile as _pool
+            _pool.wait_pool_ready(timeout=timeout)
+        except Exception:  # no pool (one compile thread), or another torch
+            pass
+        return _time.perf_counter() - _start
     """
 )
 
@@ -532,7 +542,9 @@ def fresh_process(
 
     The code may use what is defined before it: ``IMPORT_TORCH_S`` (seconds ``import
     torch`` took in the child), ``sync()``, ``timed(fn, *args)`` (one synchronised call:
-    ``(seconds, result)``) and ``report(**values)`` (JSON-serialisable values; the last
+    ``(seconds, result)``), ``wait_for_compile_workers()`` (seconds spent waiting for
+    the compile worker processes that a first compile starts and does not wait for)
+    and ``report(**values)`` (JSON-serialisable values; the last
     report wins; a process that fails after a report raises with it in the error's
     ``reported``). ``cache_dir`` points TorchInductor's and Triton's on-disk caches at
     that folder (``None``: the caches this process uses). The child runs with Python's
