@@ -737,3 +737,43 @@ def test_a_failed_run_keeps_its_cells_in_the_failed_folder(tmp_path, monkeypatch
     with pytest.raises(KeyboardInterrupt):
         reference.run_notebook(path, profile="ci")
     assert not (tmp_path / "failed" / "01_x.ipynb").exists()
+
+
+def test_adopt_run_refuses_a_notebook_that_this_code_did_not_run(tmp_path):
+    """tools/adopt-run.sh stops, naming the notebook, when a run's notebook carries no
+    `gpu` record for the code here (a chapter that failed comes back unexecuted), and
+    changes nothing in notebooks/."""
+    import subprocess
+    import sys
+    import tarfile
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    name = "01_tensors_and_gpu_offload.ipynb"
+    staged = tmp_path / "staged" / "notebooks"
+    staged.mkdir(parents=True)
+    notebook = nbformat.read(root / "notebooks" / name, as_version=4)
+    notebook.metadata[reference.METADATA_KEY] = {"profile": "cpu", "code_hash": "x"}
+    nbformat.write(notebook, staged / name)
+    archive = tmp_path / "notebooks.tar"
+    with tarfile.open(archive, "w") as tar:
+        tar.add(staged, arcname="notebooks")
+    before = (root / "notebooks" / name).read_bytes()
+    done = subprocess.run(
+        [
+            "bash",
+            str(root / "tools" / "adopt-run.sh"),
+            str(tmp_path / "run"),
+            str(archive),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHON": sys.executable},
+    )
+    assert done.returncode != 0
+    assert f"not executed from this code under the gpu profile: {name}" in done.stderr
+    assert (root / "notebooks" / name).read_bytes() == before
+    usage = subprocess.run(
+        ["bash", str(root / "tools" / "adopt-run.sh")], text=True, capture_output=True
+    )
+    assert usage.returncode == 2 and "usage" in usage.stderr
