@@ -30,7 +30,7 @@ from pathlib import Path
 
 import nbformat
 
-from gpubook.reference import METADATA_KEY, code_hash
+from gpubook.reference import METADATA_KEY, staleness
 
 adopt, bad = [], []
 for executed_path in sorted(Path(sys.argv[1], "notebooks").glob("[0-9][0-9]_*.ipynb")):
@@ -38,7 +38,7 @@ for executed_path in sorted(Path(sys.argv[1], "notebooks").glob("[0-9][0-9]_*.ip
     here_path = Path("notebooks") / executed_path.name
     here = nbformat.read(here_path, as_version=4)
     record = executed.metadata.get(METADATA_KEY, {})
-    if record.get("profile") != "gpu" or record.get("code_hash") != code_hash(here):
+    if staleness(here, record):  # not a gpu run, or of other code than here
         bad.append(executed_path.name)
         continue
     # the run's outputs into this notebook's code cells: markdown edited since the run
