@@ -1,5 +1,5 @@
 """Is chapter 3's fused-chain ratio (eager vs compiled, throughput) set by the GPU or by
-the host at its former gpu-profile size (2**24 float32)? Times the chain at three sizes,
+the host at 2**24 float32 elements (the gpu-profile size of run V)? Times the chain at three sizes,
 interleaved, with the compiled call's host cost on a tiny input (where the host alone
 sets the time) and the profiler's kernel time per call.
 
@@ -7,7 +7,6 @@ On an H100 (2026-11-27, torch 2.11): a compiled call cost the host 65 µs back t
 (1,024 elements; eager 106 µs for its ten operations); the kernel took 47 µs at 2**24
 (GPU busy 39%, mixed; ratio 10.2x and 11.3x in two repeats, 6.5x to 11.1x over the
 month's runs) and 179 µs at 2**26 (GPU busy 81%; 10.9x and 11.4x, 2,706-2,847 GB/s).
-The gpu profile now uses 2**26.
 
     python tools/diag/chain_size.py
 """
