@@ -1,7 +1,7 @@
 """Is chapter 3's fused-chain ratio (eager vs compiled, throughput) set by the GPU or by
-the host at 2**24 float32 elements (the gpu-profile size of run V)? Times the chain at three sizes,
-interleaved, with the compiled call's host cost on a tiny input (where the host alone
-sets the time) and the profiler's kernel time per call.
+the host at 2**24 float32 elements (the gpu-profile size of run V)? Times the chain at
+three sizes, interleaved, with the compiled call's host cost on a tiny input (where the
+host alone sets the time) and the profiler's kernel time per call.
 
 On an H100 (2026-11-27, torch 2.11): a compiled call cost the host 65 µs back to back
 (1,024 elements; eager 106 µs for its ten operations); the kernel took 47 µs at 2**24
