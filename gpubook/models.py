@@ -558,14 +558,8 @@ def fresh_process(
         script = os.path.join(work, "child.py")
         with open(script, "w", encoding="utf-8") as handle:
             handle.write(_PRELUDE + "\n" + textwrap.dedent(code))
-        process = subprocess.Popen(
-            [sys.executable, "-X", "faulthandler", script],
-            env=_child_env(cache_dir, env),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=os.getcwd(),
-            start_new_session=True,  # its compile workers can be stopped with it
+        process = _start_child(
+            script, cache_dir, env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
         try:
             stdout, stderr = process.communicate(timeout=timeout)
@@ -576,6 +570,23 @@ def fresh_process(
         finally:
             _stop_group(process)
     return _child_result(process.returncode, stdout, stderr)
+
+
+def _start_child(
+    script: str, cache_dir: str | None, env: Mapping[str, str] | None, **streams: Any
+) -> subprocess.Popen:
+    """Start ``script`` in a fresh Python: with the fault handler on, the environment of
+    :func:`_child_env`, this process's folder, text streams as ``streams`` say, and a
+    session of its own, so that :func:`_stop_group` stops its compile workers with
+    it."""
+    return subprocess.Popen(
+        [sys.executable, "-X", "faulthandler", script],
+        env=_child_env(cache_dir, env),
+        text=True,
+        cwd=os.getcwd(),
+        start_new_session=True,
+        **streams,
+    )
 
 
 def _stop_group(process: subprocess.Popen) -> None:
@@ -671,15 +682,13 @@ def fresh_processes(
                         )
                     )
                 errors = open(os.path.join(work, f"child{index}.err"), "w+")
-                process = subprocess.Popen(
-                    [sys.executable, "-X", "faulthandler", script],
-                    env=_child_env(cache_dir, env),
+                process = _start_child(
+                    script,
+                    cache_dir,
+                    env,
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=errors,
-                    text=True,
-                    cwd=os.getcwd(),
-                    start_new_session=True,  # its compile workers stop with it
                 )
                 lines: list[str] = []
                 ready = threading.Event()
