@@ -16,11 +16,17 @@ about 26 times longer right after the first GPU compile than a few seconds later
   CPU tensor), so two runs of a host-bound measurement can be told apart by the host.
 * :func:`descendant_processes` counts this process's descendants (compile workers among
   them).
+* :class:`BusyCore` keeps one core busy on demand (a child process that spins while
+  allowed to), so the effect of one busy core can be measured on purpose, interleaved,
+  instead of waiting for a compile's workers to cause it by chance.
 """
 
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 import time
 
 from ._checks import positive_int, positive_number
@@ -30,6 +36,7 @@ __all__ = [
     "wait_for_quiet_cpu",
     "descendant_processes",
     "host_speed",
+    "BusyCore",
 ]
 
 
@@ -155,3 +162,88 @@ def host_speed_samples(
             time.sleep(spacing)
         values.append(host_speed(calls=calls, repeats=3))
     return values
+
+
+class BusyCore:
+    """One core kept busy on demand: a child Python process that spins (``while True:
+    pass``), stopped with ``SIGSTOP`` while :meth:`idle` and resumed with ``SIGCONT``
+    by :meth:`busy`. Both are a single signal, microseconds, so a comparison can toggle
+    them call by call, interleaved::
+
+        with cpuload.BusyCore() as core:
+            gpubook.compare(
+                {"quiet": lambda: (core.idle(), step(u)),
+                 "one core busy": lambda: (core.busy(), step(u))},
+                mode="latency",
+            )
+
+    The child starts stopped. Leaving the ``with`` block (or :meth:`close`) kills it.
+    Needs POSIX job-control signals (Linux, macOS): elsewhere the constructor raises
+    ``RuntimeError`` with a sentence that says so.
+    """
+
+    def __init__(self) -> None:
+        if not (hasattr(signal, "SIGSTOP") and hasattr(signal, "SIGCONT")):
+            raise RuntimeError(
+                "BusyCore needs SIGSTOP and SIGCONT (Linux or macOS); this platform "
+                "has no way to pause a child process"
+            )
+        self._child: subprocess.Popen | None = subprocess.Popen(
+            [sys.executable, "-c", "while True: pass"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self._running = True
+        self.idle()
+
+    @property
+    def pid(self) -> int:
+        """The spinning child's process id."""
+        return self._alive().pid
+
+    @property
+    def spinning(self) -> bool:
+        """Whether the child is allowed to spin (after :meth:`busy`)."""
+        return self._child is not None and self._running
+
+    def _alive(self) -> subprocess.Popen:
+        if self._child is None:
+            raise RuntimeError("this BusyCore is closed")
+        if self._child.poll() is not None:
+            raise RuntimeError(
+                f"the spinning child process exited (code {self._child.returncode})"
+            )
+        return self._child
+
+    def busy(self) -> None:
+        """Let the child spin (one core busy from now on)."""
+        if not self._running:
+            os.kill(self._alive().pid, signal.SIGCONT)
+            self._running = True
+
+    def idle(self) -> None:
+        """Stop the child (no core kept busy from now on)."""
+        if self._running:
+            os.kill(self._alive().pid, signal.SIGSTOP)
+            self._running = False
+
+    def close(self) -> None:
+        """Kill the child; further calls of :meth:`busy` or :meth:`idle` raise."""
+        child, self._child = self._child, None
+        if child is not None and child.poll() is None:
+            child.kill()  # SIGKILL also ends a stopped process
+            child.wait()
+        self._running = False
+
+    def __enter__(self) -> "BusyCore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass

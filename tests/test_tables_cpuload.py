@@ -1,6 +1,9 @@
 """Tests for gpubook.tables (tables that render as tables) and gpubook.cpuload."""
 
 import math
+import os
+import signal
+import time
 
 import pytest
 
@@ -91,3 +94,57 @@ def test_host_speed_samples_are_spread_in_time():
         cpuload.host_speed_samples(samples=0)
     with pytest.raises(ValueError):
         cpuload.host_speed_samples(spacing=-1)
+
+
+def _child_ticks(pid):
+    with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="needs Linux /proc")
+def test_busy_core_spins_only_when_asked_and_is_killed_on_exit():
+    with cpuload.BusyCore() as core:
+        pid = core.pid
+        assert not core.spinning  # starts stopped
+        before = _child_ticks(pid)
+        time.sleep(0.3)
+        assert _child_ticks(pid) - before <= 2  # idle: (almost) no CPU time
+        core.busy()
+        assert core.spinning
+        before = _child_ticks(pid)
+        time.sleep(0.3)
+        ticks = os.sysconf("SC_CLK_TCK")
+        assert _child_ticks(pid) - before >= 0.1 * ticks  # busy: it used the CPU
+        core.idle()
+        core.idle()  # idempotent
+        assert not core.spinning
+    assert not os.path.exists(f"/proc/{pid}/stat") or _zombie_or_gone(pid)
+    with pytest.raises(RuntimeError, match="closed"):
+        core.busy()
+    core.close()  # closing twice is harmless
+
+
+def _zombie_or_gone(pid):
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
+def test_busy_core_says_when_the_child_died():
+    core = cpuload.BusyCore()
+    try:
+        os.kill(core.pid, signal.SIGKILL)
+        core._child.wait()
+        with pytest.raises(RuntimeError, match="exited"):
+            core.busy()
+    finally:
+        core.close()
+
+
+def test_busy_core_without_job_control_signals_raises_a_sentence(monkeypatch):
+    monkeypatch.delattr(cpuload.signal, "SIGSTOP")
+    with pytest.raises(RuntimeError, match="SIGSTOP"):
+        cpuload.BusyCore()
