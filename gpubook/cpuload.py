@@ -164,22 +164,40 @@ def host_speed_samples(
     return values
 
 
+#: The spinning child: it asks Linux to kill it when its parent dies (PR_SET_PDEATHSIG,
+#: which also ends a stopped child), and it spins only while its parent is the process
+#: that started it, so a notebook kernel that dies without cleaning up (a crash, an
+#: out-of-memory kill) leaves no spinner behind to distort later timings.
+_SPIN_CODE = """
+import os, sys
+parent = int(sys.argv[1])
+try:
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+except (AttributeError, OSError):
+    pass  # not Linux: the loop below still ends once the parent is gone
+while os.getppid() == parent:
+    pass
+"""
+
+
 class BusyCore:
-    """One core kept busy on demand: a child Python process that spins (``while True:
-    pass``), stopped with ``SIGSTOP`` while :meth:`idle` and resumed with ``SIGCONT``
-    by :meth:`busy`. Both are a single signal, microseconds, so a comparison can toggle
-    them call by call, interleaved::
+    """One core kept busy on demand: a child Python process that spins, stopped with
+    ``SIGSTOP`` while :meth:`idle` and resumed with ``SIGCONT`` by :meth:`busy`. A
+    signal acts once the scheduler next handles the child, so toggle it once per sample
+    of many calls (``compare``'s throughput blocks), not around single short calls::
 
         with cpuload.BusyCore() as core:
             gpubook.compare(
                 {"quiet": lambda: (core.idle(), step(u)),
                  "one core busy": lambda: (core.busy(), step(u))},
-                mode="latency",
+                mode="throughput",
             )
 
-    The child starts stopped. Leaving the ``with`` block (or :meth:`close`) kills it.
-    Needs POSIX job-control signals (Linux, macOS): elsewhere the constructor raises
-    ``RuntimeError`` with a sentence that says so.
+    The child is stopped as soon as it has started. Leaving the ``with`` block (or
+    :meth:`close`) kills it; if this process dies first, the child ends too (see
+    ``_SPIN_CODE``). Needs POSIX job-control signals (Linux, macOS): elsewhere the
+    constructor raises ``RuntimeError`` with a sentence that says so.
     """
 
     def __init__(self) -> None:
@@ -189,7 +207,7 @@ class BusyCore:
                 "has no way to pause a child process"
             )
         self._child: subprocess.Popen | None = subprocess.Popen(
-            [sys.executable, "-c", "while True: pass"],
+            [sys.executable, "-c", _SPIN_CODE, str(os.getpid())],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -204,8 +222,8 @@ class BusyCore:
 
     @property
     def spinning(self) -> bool:
-        """Whether the child is allowed to spin (after :meth:`busy`)."""
-        return self._child is not None and self._running
+        """Whether the child is alive and allowed to spin (after :meth:`busy`)."""
+        return self._child is not None and self._child.poll() is None and self._running
 
     def _alive(self) -> subprocess.Popen:
         if self._child is None:
@@ -218,14 +236,16 @@ class BusyCore:
 
     def busy(self) -> None:
         """Let the child spin (one core busy from now on)."""
+        child = self._alive()
         if not self._running:
-            os.kill(self._alive().pid, signal.SIGCONT)
+            os.kill(child.pid, signal.SIGCONT)
             self._running = True
 
     def idle(self) -> None:
         """Stop the child (no core kept busy from now on)."""
+        child = self._alive()
         if self._running:
-            os.kill(self._alive().pid, signal.SIGSTOP)
+            os.kill(child.pid, signal.SIGSTOP)
             self._running = False
 
     def close(self) -> None:

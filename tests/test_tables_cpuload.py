@@ -148,3 +148,40 @@ def test_busy_core_without_job_control_signals_raises_a_sentence(monkeypatch):
     monkeypatch.delattr(cpuload.signal, "SIGSTOP")
     with pytest.raises(RuntimeError, match="SIGSTOP"):
         cpuload.BusyCore()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="needs Linux /proc")
+def test_busy_core_child_ends_when_its_parent_dies(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "parent.py"
+    script.write_text(
+        "import os, sys, time\n"
+        "from gpubook import cpuload\n"
+        "core = cpuload.BusyCore()\n"
+        "core.busy()\n"
+        "print(core.pid, flush=True)\n"
+        "time.sleep(30)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    parent = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=env
+    )
+    child_pid = int(parent.stdout.readline())
+    parent.kill()  # no cleanup runs in the parent
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not _zombie_or_gone(child_pid):
+        time.sleep(0.05)
+    assert _zombie_or_gone(child_pid)
+
+
+def test_busy_core_interrupted_inside_with_kills_the_child():
+    with pytest.raises(KeyboardInterrupt):
+        with cpuload.BusyCore() as core:
+            pid = core.pid
+            core.busy()
+            raise KeyboardInterrupt
+    assert _zombie_or_gone(pid)
+    assert not core.spinning
