@@ -159,6 +159,7 @@ def headline(
     mode: str | None = None,
     comparable: bool = True,
     note: str | None = None,
+    verdict: str | None = None,
 ) -> dict:
     """Record one of the chapter's headline figures for the book's reference-results
     table.
@@ -179,6 +180,14 @@ def headline(
     like (float32 against float64, a 0/1 count) is recorded with ``comparable=False``
     and a ``note`` saying why: the results page lists it without presenting its ratio
     as a speedup.
+
+    ``verdict`` (with ``ratio`` only) replaces the ratio's two-sided verdict with
+    one-sided words, from :meth:`gpubook.timing.Ratio.not_slower` or
+    :meth:`~gpubook.timing.Ratio.not_faster`, for a pair whose gain repeats in
+    direction but not in size, so that the two-sided verdict comes and goes with the
+    host (ch. 4's eager fallback against ``mark_dynamic``: 1.03x to 1.21x in eleven
+    runs, November 2026, "faster" against a 20% margin in one of them). The record
+    keeps the ratio's own verdict as ``two_sided``.
     """
     import torch
 
@@ -201,15 +210,20 @@ def headline(
         raise TypeError(f"comparable must be True or False, got {comparable!r}")
     if note is not None and not isinstance(note, str):
         raise TypeError(f"note must be a str or None, got {type(note).__name__}")
+    if verdict is not None:
+        if ratio is None:
+            raise ValueError("verdict replaces a ratio's verdict: pass ratio= too")
+        if not isinstance(verdict, str) or not verdict.strip():
+            raise ValueError(f"verdict must be non-empty words, got {verdict!r}")
     if not comparable and not note:
         raise ValueError(
             "a headline with comparable=False needs a note saying why it is not "
             "like for like"
         )
     speedup = float(baseline_seconds) / float(optimized_seconds)
-    low = high = verdict = None
+    low = high = two_sided = None
     if ratio is not None:
-        speedup, low, high, verdict = _ratio_fields(ratio)
+        speedup, low, high, two_sided = _ratio_fields(ratio)
     record = {
         "case": case,
         "device": caption().split(" · ")[0],
@@ -221,7 +235,8 @@ def headline(
         "speedup": speedup,
         "speedup_low": low,
         "speedup_high": high,
-        "verdict": verdict,
+        "verdict": verdict or two_sided,
+        "two_sided": two_sided if verdict else None,
         "margin": None if ratio is None else getattr(ratio, "margin", None),
         "mode": mode,
         "comparable": comparable,

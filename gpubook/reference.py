@@ -596,6 +596,7 @@ def results_page(root: Path = ROOT) -> str:
     notebooks = _load_notebooks(root)
     rows, others, margins = [], [], set()
     host_marked = False  # whether a row carries the *(host)* mark
+    one_sided = False  # whether a row's verdict is in one-sided words
     for path, notebook in notebooks:
         title = _title(notebook, path)
         link = f"[{_cell(title)}](../notebooks/{path.name})"
@@ -638,6 +639,10 @@ def results_page(root: Path = ROOT) -> str:
                 speedup_text = format_ratio_interval(
                     speedup, record["speedup_low"], record["speedup_high"], sign="×"
                 )
+            verdict_text = record.get("verdict") or "–"
+            if record.get("two_sided"):
+                one_sided = True
+                verdict_text += " *(one-sided)*"
             rows.append(
                 "| "
                 + " | ".join(
@@ -649,7 +654,7 @@ def results_page(root: Path = ROOT) -> str:
                         _cell(baseline),
                         _cell(optimized),
                         speedup_text,
-                        _cell(record.get("verdict") or "–"),
+                        _cell(verdict_text),
                         _cell(limit) or "–",
                     ]
                 )
@@ -678,6 +683,17 @@ def results_page(root: Path = ROOT) -> str:
                 "a machine with another CPU measures another value. "
                 "`gpubook/host_dependent.json` lists",
                 "every such glued figure of the book, with the reason.",
+            ]
+        if one_sided:
+            lines += [
+                "",
+                "*(one-sided)*: the gain repeats in direction from run to run but not "
+                "in size (the host",
+                "sets the size), so a two-sided verdict came and went between runs; "
+                "the verdict says only",
+                "what the interval shows of the direction (*at least as fast*: the "
+                "whole interval at or",
+                "above 1). The chapter's table gives this run's two-sided verdict.",
             ]
     else:
         lines.append("No chapter has recorded a headline figure yet.")

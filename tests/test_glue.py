@@ -171,6 +171,44 @@ def test_headline_accepts_the_timing_ratio():
     assert ducked["margin"] is None  # a Ratio-like object without a margin
 
 
+def test_headline_one_sided_verdict_replaces_the_ratios(glued):
+    """verdict= shows one-sided words and keeps the ratio's own verdict as two_sided;
+    without it, two_sided is None."""
+    from gpubook.timing import Ratio
+
+    ratio = Ratio(estimate=1.18, low=1.17, high=1.19, margin=0.2)
+    words = ratio.not_slower("at least as fast", "slower", "not clearly slower")
+    record = headline(
+        "demo",
+        "a case",
+        baseline_seconds=1.18,
+        optimized_seconds=1.0,
+        ratio=ratio,
+        verdict=words,
+    )
+    assert record["verdict"] == "at least as fast"
+    assert record["two_sided"] == "no clear difference"
+    assert glued()["headline_demo"]["verdict"] == "at least as fast"
+    plain = headline(
+        "plain", "a case", baseline_seconds=2.0, optimized_seconds=1.0, ratio=ratio
+    )
+    assert plain["verdict"] == "no clear difference" and plain["two_sided"] is None
+    with pytest.raises(ValueError, match="ratio="):
+        headline(
+            "x", "a case", baseline_seconds=2.0, optimized_seconds=1.0, verdict="a"
+        )
+    for bad in ("", "  ", 3):
+        with pytest.raises(ValueError, match="verdict"):
+            headline(
+                "x",
+                "a case",
+                baseline_seconds=2.0,
+                optimized_seconds=1.0,
+                ratio=ratio,
+                verdict=bad,
+            )
+
+
 @pytest.mark.parametrize(
     "keyword, value, error",
     [

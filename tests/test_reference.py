@@ -777,3 +777,37 @@ def test_adopt_run_refuses_a_notebook_that_this_code_did_not_run(tmp_path):
         ["bash", str(root / "tools" / "adopt-run.sh")], text=True, capture_output=True
     )
     assert usage.returncode == 2 and "usage" in usage.stderr
+
+
+def test_results_page_marks_a_one_sided_verdict(tmp_path):
+    """A headline recorded with one-sided words shows them, marked, and the page says
+    what the mark means; a page without one has no such note."""
+    root = tmp_path
+    (root / "notebooks").mkdir()
+    one_sided = {
+        **RECORD,
+        "speedup": 1.18,
+        "speedup_low": 1.17,
+        "speedup_high": 1.19,
+        "verdict": "at least as fast",
+        "two_sided": "no clear difference",
+        "mode": "latency",
+        "comparable": True,
+        "note": None,
+    }
+    cell = new_code_cell("x", outputs=[_glued_headline("a", one_sided)])
+    nbformat.write(
+        new_notebook(cells=[new_markdown_cell("# Chapter"), cell]),
+        root / "notebooks" / "01_c.ipynb",
+    )
+    page = reference.results_page(root)
+    assert "| at least as fast *(one-sided)* |" in page
+    assert "*(one-sided)*: the gain repeats in direction" in page
+    assert "no clear difference" not in page.split("## Where")[0].split("| --- |")[-1]
+    two_sided = {**one_sided, "verdict": "faster", "two_sided": None}
+    cell = new_code_cell("x", outputs=[_glued_headline("a", two_sided)])
+    nbformat.write(
+        new_notebook(cells=[new_markdown_cell("# Chapter"), cell]),
+        root / "notebooks" / "01_c.ipynb",
+    )
+    assert "(one-sided)" not in reference.results_page(root)
