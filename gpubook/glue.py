@@ -13,7 +13,15 @@ from typing import Any
 
 from ._checks import positive_number
 
-__all__ = ["glue", "headline", "GLUE_PREFIX", "HEADLINE_PREFIX", "MODES", "VERDICTS"]
+__all__ = [
+    "glue",
+    "headline",
+    "GLUE_PREFIX",
+    "HEADLINE_PREFIX",
+    "MODES",
+    "ONE_SIDED",
+    "VERDICTS",
+]
 
 GLUE_PREFIX = "application/papermill.record/"
 
@@ -76,7 +84,15 @@ HEADLINE_PREFIX = "headline_"
 
 VERDICTS = ("faster", "slower", "no clear difference")
 """The verdicts a :class:`gpubook.timing.Ratio` gives; a headline's ``verdict`` is one
-of them."""
+of them, or one-sided words (:data:`ONE_SIDED`)."""
+
+ONE_SIDED = {
+    "not_slower": ("at least as fast", "slower", "not clearly slower"),
+    "not_faster": ("at most as fast", "faster", "not clearly faster"),
+}
+"""A headline's one-sided words, by the :class:`gpubook.timing.Ratio` method that
+chooses them: (the whole interval on the claimed side of 1, the whole interval on the
+other side, the interval straddling 1)."""
 
 MODES = ("latency", "throughput")
 """How a headline's times were taken (see :func:`gpubook.latency` and
@@ -159,7 +175,7 @@ def headline(
     mode: str | None = None,
     comparable: bool = True,
     note: str | None = None,
-    verdict: str | None = None,
+    one_sided: str | None = None,
 ) -> dict:
     """Record one of the chapter's headline figures for the book's reference-results
     table.
@@ -181,13 +197,14 @@ def headline(
     and a ``note`` saying why: the results page lists it without presenting its ratio
     as a speedup.
 
-    ``verdict`` (with ``ratio`` only) replaces the ratio's two-sided verdict with
-    one-sided words, from :meth:`gpubook.timing.Ratio.not_slower` or
-    :meth:`~gpubook.timing.Ratio.not_faster`, for a pair whose gain repeats in
-    direction but not in size, so that the two-sided verdict comes and goes with the
-    host (ch. 4's eager fallback against ``mark_dynamic``: 1.03x to 1.21x in eleven
-    runs, November 2026, "faster" against a 20% margin in one of them). The record
-    keeps the ratio's own verdict as ``two_sided``.
+    ``one_sided`` (with ``ratio`` only): ``"not_slower"`` or ``"not_faster"`` replaces
+    the ratio's two-sided verdict with the words of :data:`ONE_SIDED` for that
+    direction, chosen by :meth:`gpubook.timing.Ratio.not_slower` or
+    :meth:`~gpubook.timing.Ratio.not_faster` from the interval alone, for a pair whose
+    gain repeats in direction but not in size, so that the two-sided verdict comes and
+    goes with the host (ch. 4's eager fallback against ``mark_dynamic``: 1.01x to 1.21x
+    in 22 runs, 26-27 November 2026, "faster" against a 20% margin in one of them). The
+    record keeps the ratio's own verdict as ``two_sided``.
     """
     import torch
 
@@ -210,20 +227,31 @@ def headline(
         raise TypeError(f"comparable must be True or False, got {comparable!r}")
     if note is not None and not isinstance(note, str):
         raise TypeError(f"note must be a str or None, got {type(note).__name__}")
-    if verdict is not None:
+    if one_sided is not None:
+        if one_sided not in ONE_SIDED:
+            raise ValueError(
+                f"one_sided must be one of {tuple(ONE_SIDED)} or None, "
+                f"got {one_sided!r}"
+            )
         if ratio is None:
-            raise ValueError("verdict replaces a ratio's verdict: pass ratio= too")
-        if not isinstance(verdict, str) or not verdict.strip():
-            raise ValueError(f"verdict must be non-empty words, got {verdict!r}")
+            raise ValueError("one_sided words replace a ratio's verdict: pass ratio=")
+        if not callable(getattr(ratio, one_sided, None)):
+            raise TypeError(
+                f"one_sided needs a gpubook Ratio (with .{one_sided}), got "
+                f"{type(ratio).__name__}"
+            )
     if not comparable and not note:
         raise ValueError(
             "a headline with comparable=False needs a note saying why it is not "
             "like for like"
         )
     speedup = float(baseline_seconds) / float(optimized_seconds)
-    low = high = two_sided = None
+    low = high = verdict = two_sided = None
     if ratio is not None:
-        speedup, low, high, two_sided = _ratio_fields(ratio)
+        speedup, low, high, verdict = _ratio_fields(ratio)
+    if one_sided is not None:
+        two_sided = verdict
+        verdict = getattr(ratio, one_sided)(*ONE_SIDED[one_sided])
     record = {
         "case": case,
         "device": caption().split(" · ")[0],
@@ -235,8 +263,8 @@ def headline(
         "speedup": speedup,
         "speedup_low": low,
         "speedup_high": high,
-        "verdict": verdict or two_sided,
-        "two_sided": two_sided if verdict else None,
+        "verdict": verdict,
+        "two_sided": two_sided,
         "margin": None if ratio is None else getattr(ratio, "margin", None),
         "mode": mode,
         "comparable": comparable,

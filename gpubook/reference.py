@@ -601,7 +601,8 @@ def results_page(root: Path = ROOT) -> str:
         title = _title(notebook, path)
         link = f"[{_cell(title)}](../notebooks/{path.name})"
         for record in headlines(notebook, path.name):
-            if record.get("verdict"):
+            if record.get("verdict") and not record.get("two_sided"):
+                # one-sided words use no margin (the page's note says so)
                 margins.add(float(record.get("margin") or _MARGIN_UNRECORDED))
             baseline = (
                 f"{record.get('baseline', 'eager')}: "
@@ -689,11 +690,16 @@ def results_page(root: Path = ROOT) -> str:
                 "",
                 "*(one-sided)*: the gain repeats in direction from run to run but not "
                 "in size (the host",
-                "sets the size), so a two-sided verdict came and went between runs; "
-                "the verdict says only",
-                "what the interval shows of the direction (*at least as fast*: the "
-                "whole interval at or",
-                "above 1). The chapter's table gives this run's two-sided verdict.",
+                "sets the size), so a verdict against the margin came and went between "
+                "runs. These words",
+                "say only what the interval shows of the direction, with no margin: "
+                "*at least as fast*",
+                "when the whole interval lies at or above 1, *slower* when it lies "
+                "below 1, *not clearly",
+                "slower* when it straddles 1 (*at most as fast*, *faster*, *not "
+                "clearly faster* the other",
+                "way round). The chapter's table gives this run's verdict against the "
+                "margin.",
             ]
     else:
         lines.append("No chapter has recorded a headline figure yet.")

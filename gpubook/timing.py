@@ -393,21 +393,23 @@ class Ratio:
 
     def not_slower(self, holds: str, slower: str, unclear: str) -> str:
         """One-sided words, for a variant whose gain repeats in direction but not in
-        size (a host-bound pair whose two-sided verdict moves between runs): ``slower``
-        when the verdict is "slower", ``holds`` when the whole interval lies at or above
-        1 (the variant was not slower), ``unclear`` otherwise. Each is true of this run,
-        whichever side of the margin the ratio falls."""
-        if self.verdict == "slower":
-            return slower
-        return holds if self.low >= 1 else unclear
+        size (a host-bound pair whose two-sided verdict moves between runs): ``holds``
+        when the whole interval lies at or above 1 (the variant was not slower),
+        ``slower`` when it lies below 1, ``unclear`` when it straddles 1. The margin
+        plays no part, on either side: a loss inside it is still a loss, as a gain
+        inside it still holds. Each is true of this run, whichever side of the
+        margin the ratio falls."""
+        if self.low >= 1:
+            return holds
+        return slower if self.high < 1 else unclear
 
     def not_faster(self, holds: str, faster: str, unclear: str) -> str:
-        """The mirror of :meth:`not_slower`: ``faster`` when the verdict is "faster",
-        ``holds`` when the whole interval lies at or below 1 (the variant was not
-        faster), ``unclear`` otherwise."""
-        if self.verdict == "faster":
-            return faster
-        return holds if self.high <= 1 else unclear
+        """The mirror of :meth:`not_slower`: ``holds`` when the whole interval lies at
+        or below 1 (the variant was not faster), ``faster`` when it lies above 1,
+        ``unclear`` when it straddles 1."""
+        if self.high <= 1:
+            return holds
+        return faster if self.low > 1 else unclear
 
     def __float__(self) -> float:
         return float(self.estimate)

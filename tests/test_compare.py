@@ -121,6 +121,29 @@ def test_flatten_headlines_strings_lists_bools():
     )
 
 
+def test_one_sided_headline_compares_by_its_shown_words_only():
+    """A headline's two_sided verdict (kept beside one-sided words) is not compared:
+    two runs with the same words and different two-sided verdicts agree; a record
+    written before the one-sided words, with its two-sided verdict shown, differs."""
+    one_sided = {
+        "case": "c",
+        "baseline_seconds": 1.2,
+        "optimized_seconds": 1.0,
+        "speedup": 1.2,
+        "speedup_low": 1.15,
+        "speedup_high": 1.25,
+        "verdict": "at least as fast",
+        "two_sided": "no clear difference",
+    }
+    passed_margin = {**one_sided, "speedup_low": 1.21, "two_sided": "faster"}
+    _, words_a = reference._flatten("headline_f", one_sided)
+    _, words_b = reference._flatten("headline_f", passed_margin)
+    assert words_a == words_b == {"headline_f.verdict": "at least as fast"}
+    older = {**one_sided, "verdict": "no clear difference"}
+    del older["two_sided"]
+    assert reference._flatten("headline_f", older)[1] != words_a
+
+
 @pytest.mark.parametrize(
     "a, b, moved",
     [

@@ -171,42 +171,49 @@ def test_headline_accepts_the_timing_ratio():
     assert ducked["margin"] is None  # a Ratio-like object without a margin
 
 
-def test_headline_one_sided_verdict_replaces_the_ratios(glued):
-    """verdict= shows one-sided words and keeps the ratio's own verdict as two_sided;
-    without it, two_sided is None."""
+def test_headline_one_sided_words_replace_the_ratios_verdict(glued):
+    """one_sided= shows the words that Ratio.not_slower/not_faster choose, and keeps
+    the ratio's own verdict as two_sided; without it, two_sided is None."""
+    from gpubook.glue import ONE_SIDED
     from gpubook.timing import Ratio
 
-    ratio = Ratio(estimate=1.18, low=1.17, high=1.19, margin=0.2)
-    words = ratio.not_slower("at least as fast", "slower", "not clearly slower")
-    record = headline(
-        "demo",
-        "a case",
-        baseline_seconds=1.18,
-        optimized_seconds=1.0,
-        ratio=ratio,
-        verdict=words,
-    )
-    assert record["verdict"] == "at least as fast"
-    assert record["two_sided"] == "no clear difference"
-    assert glued()["headline_demo"]["verdict"] == "at least as fast"
-    plain = headline(
-        "plain", "a case", baseline_seconds=2.0, optimized_seconds=1.0, ratio=ratio
-    )
-    assert plain["verdict"] == "no clear difference" and plain["two_sided"] is None
-    with pytest.raises(ValueError, match="ratio="):
-        headline(
-            "x", "a case", baseline_seconds=2.0, optimized_seconds=1.0, verdict="a"
+    def record(ratio, one_sided="not_slower", key="demo"):
+        return headline(
+            key,
+            "a case",
+            baseline_seconds=ratio.estimate,
+            optimized_seconds=1.0,
+            ratio=ratio,
+            one_sided=one_sided,
         )
-    for bad in ("", "  ", 3):
-        with pytest.raises(ValueError, match="verdict"):
-            headline(
-                "x",
-                "a case",
-                baseline_seconds=2.0,
-                optimized_seconds=1.0,
-                ratio=ratio,
-                verdict=bad,
-            )
+
+    gain_inside_margin = Ratio(estimate=1.18, low=1.17, high=1.19, margin=0.2)
+    shown = record(gain_inside_margin)
+    assert shown["verdict"] == "at least as fast" == ONE_SIDED["not_slower"][0]
+    assert shown["two_sided"] == "no clear difference"
+    assert glued()["headline_demo"]["verdict"] == "at least as fast"
+    # a loss inside the margin is a loss, not "no clear difference"
+    loss_inside_margin = Ratio(estimate=0.87, low=0.86, high=0.88, margin=0.2)
+    assert record(loss_inside_margin)["verdict"] == "slower"
+    assert record(Ratio(1.0, 0.97, 1.03))["verdict"] == "not clearly slower"
+    assert record(loss_inside_margin, "not_faster")["verdict"] == "at most as fast"
+    assert record(gain_inside_margin, "not_faster")["verdict"] == "faster"
+    plain = record(gain_inside_margin, None)
+    assert plain["verdict"] == "no clear difference" and plain["two_sided"] is None
+
+
+def test_headline_one_sided_rejects_bad_input(myst_calls):
+    from gpubook.timing import Ratio
+
+    times = {"baseline_seconds": 2.0, "optimized_seconds": 1.0}
+    with pytest.raises(ValueError, match="ratio="):
+        headline("x", "a case", **times, one_sided="not_slower")
+    for bad in ("", "faster", "at least as fast", 3):
+        with pytest.raises(ValueError, match="one_sided"):
+            headline("x", "a case", **times, ratio=Ratio(2, 1.9, 2.1), one_sided=bad)
+    with pytest.raises(TypeError, match="Ratio"):  # a Ratio-like without the methods
+        headline("x", "a case", **times, ratio=_ratio(), one_sided="not_slower")
+    assert myst_calls == []
 
 
 @pytest.mark.parametrize(

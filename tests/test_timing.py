@@ -229,11 +229,16 @@ def test_ratio_verdicts_follow_the_interval():
 
 def test_one_sided_words_follow_the_interval_not_the_margin():
     words = ("held", "crossed", "unclear")
-    # not_slower: a clear loss, a whole interval at or above 1, or neither
+    # not_slower: a whole interval below 1, one at or above 1, or neither
     assert Ratio(0.7, 0.65, 0.75).not_slower(*words) == "crossed"
     assert Ratio(1.05, 1.0, 1.08).not_slower(*words) == "held"  # inside the margin
     assert Ratio(1.5, 1.4, 1.6).not_slower(*words) == "held"  # clearly faster
     assert Ratio(1.02, 0.97, 1.08).not_slower(*words) == "unclear"
+    # a loss inside the margin is still a loss (its two-sided verdict: no clear
+    # difference), as a gain inside it holds
+    assert Ratio(0.87, 0.86, 0.88, margin=0.2).verdict == "no clear difference"
+    assert Ratio(0.87, 0.86, 0.88, margin=0.2).not_slower(*words) == "crossed"
+    assert Ratio(1.05, 1.02, 1.08).not_faster(*words) == "crossed"
     # not_faster mirrors it
     assert Ratio(1.5, 1.4, 1.6).not_faster(*words) == "crossed"
     assert Ratio(0.95, 0.92, 1.0).not_faster(*words) == "held"
