@@ -68,7 +68,9 @@ import math
 import os
 import platform
 import re
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -790,6 +792,36 @@ def cpu_time_notebook(path: Path, timeout: int = CELL_TIMEOUT_SECONDS) -> float:
         return _execute(notebook, path, timeout)
 
 
+COMPILE_CACHE_VARIABLES = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
+"""Where TorchInductor (FX graph, AOTAutograd and kernel caches) and Triton keep their
+on-disk caches; :func:`fresh_compile_cache` points both at a new, empty folder."""
+
+
+@contextlib.contextmanager
+def fresh_compile_cache():
+    """Point the compile caches (:data:`COMPILE_CACHE_VARIABLES`) at a new, empty
+    folder for the block, so that notebooks executed in it (their kernels inherit the
+    environment) compile as on a machine that never ran the book; restore the variables
+    and remove the folder after. Yields the folder.
+
+    A warm cache serves first compilations from disk: chapter 5's CPU time was 60 s
+    with this machine's cache warm and 2.3 min from an empty one.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="gpubook-compile-cache-"))
+    before = {name: os.environ.get(name) for name in COMPILE_CACHE_VARIABLES}
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(folder / "inductor")
+    os.environ["TRITON_CACHE_DIR"] = str(folder / "triton")
+    try:
+        yield folder
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def _read_cpu_times(root: Path) -> dict:
     path = root / CPU_TIMES_FILE
     if not path.exists():
@@ -799,11 +831,16 @@ def _read_cpu_times(root: Path) -> dict:
     return data
 
 
-def _record_cpu_time(root: Path, path: Path, seconds: float) -> None:
+def _record_cpu_time(
+    root: Path, path: Path, seconds: float, after: list[str] | None = None
+) -> None:
+    """Record ``path``'s CPU run time. ``after``: the notebooks that ran before it in
+    the same empty compile cache (:func:`fresh_compile_cache`; ``[]`` for the first),
+    recorded as ``fresh_cache_after``; None when the cache was not reset."""
     import torch
 
     data = _read_cpu_times(root)
-    data["notebooks"][path.name] = {
+    entry = {
         "seconds": round(seconds, 1),
         "machine": _cpu_machine(),
         "torch": torch.__version__.split("+")[0],
@@ -811,6 +848,9 @@ def _record_cpu_time(root: Path, path: Path, seconds: float) -> None:
         "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"),
         "code_hash": code_hash(nbformat.read(path, as_version=4)),
     }
+    if after is not None:
+        entry["fresh_cache_after"] = list(after)
+    data["notebooks"][path.name] = entry
     data["notebooks"] = dict(sorted(data["notebooks"].items()))
     target = root / CPU_TIMES_FILE
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -830,7 +870,7 @@ def times_page(root: Path = ROOT) -> str:
         "",
     ]
     rows, gpu_total, cpu_total, gpu_names, cpu_names = [], 0.0, 0.0, set(), set()
-    stale_cpu = 0
+    stale_cpu = warm_cpu = cpu_rows = 0
     for path, notebook in _load_notebooks(root):
         record = notebook.metadata.get(METADATA_KEY) or {}
         gpu = "–"
@@ -841,9 +881,13 @@ def times_page(root: Path = ROOT) -> str:
         cpu_cell = "–"
         if path.name in cpu:
             cpu_cell = _minutes(cpu[path.name]["seconds"])
+            cpu_rows += 1
             if cpu[path.name].get("code_hash") != code_hash(notebook):
                 cpu_cell += " (older code)"
                 stale_cpu += 1
+            if "fresh_cache_after" not in cpu[path.name]:
+                cpu_cell += " (cache?)"
+                warm_cpu += 1
             cpu_total += cpu[path.name]["seconds"]
             cpu_names.add(cpu[path.name].get("machine", "?"))
         rows.append(f"| {_cell(_title(notebook, path))} | {gpu} | {cpu_cell} |")
@@ -868,6 +912,20 @@ def times_page(root: Path = ROOT) -> str:
         "included. A dash:",
         "not measured yet.",
     ]
+    if warm_cpu < cpu_rows:
+        lines += [
+            "The CPU column starts from an empty compile cache: `cpu-times` points "
+            "`TORCHINDUCTOR_CACHE_DIR` and",
+            "`TRITON_CACHE_DIR` at a new folder, shared by the chapters of one call "
+            "in the order given, so a",
+            "chapter finds only what the chapters before it in that call compiled.",
+        ]
+    if warm_cpu:
+        lines += [
+            "*(cache?)*: measured before `cpu-times` started from an empty compile "
+            "cache; a warm cache makes",
+            "first compilations faster.",
+        ]
     if stale_cpu:
         lines += [
             "*(older code)*: the CPU time was measured before the notebook's code "
@@ -1354,6 +1412,40 @@ def compare_runs(
     return result
 
 
+def _run_each(
+    args: argparse.Namespace, root: Path, paths: list[Path], done: list[str]
+) -> int:
+    """Execute ``paths`` one by one for ``run`` or ``cpu-times``; return the number that
+    failed. ``done`` collects the names of those that ran, in order."""
+    failures = 0
+    for path in paths:
+        print(f"running {path.name} ...", flush=True)
+        try:
+            if args.command == "run":
+                record = run_notebook(path, args.profile, args.timeout)
+            else:
+                seconds = cpu_time_notebook(path, args.timeout)
+        except Exception as error:  # report and go on with the other notebooks
+            failures += 1
+            print(
+                f"  FAILED: {type(error).__name__}: {str(error)[-2000:]}",
+                flush=True,
+            )
+            done.append(path.name)  # what it compiled before failing stays cached
+            continue
+        if args.command == "run":
+            print(
+                f"  {record['run_seconds']} s on {record['device_name']} "
+                f"({record['profile']})",
+                flush=True,
+            )
+        else:
+            _record_cpu_time(root, path, seconds, after=done)
+            print(f"  {seconds:.1f} s on {_cpu_machine()} (cpu)", flush=True)
+        done.append(path.name)
+    return failures
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m gpubook.reference", description=__doc__.split("\n\n")[0]
@@ -1442,29 +1534,16 @@ def main(argv: list[str] | None = None) -> int:
     in_book = all(root in path.resolve().parents for path in paths)
     if args.command in ("run", "cpu-times"):
         failures = 0
-        for path in paths:
-            print(f"running {path.name} ...", flush=True)
-            try:
-                if args.command == "run":
-                    record = run_notebook(path, args.profile, args.timeout)
-                else:
-                    seconds = cpu_time_notebook(path, args.timeout)
-            except Exception as error:  # report and go on with the other notebooks
-                failures += 1
-                print(
-                    f"  FAILED: {type(error).__name__}: {str(error)[-2000:]}",
-                    flush=True,
-                )
-                continue
-            if args.command == "run":
-                print(
-                    f"  {record['run_seconds']} s on {record['device_name']} "
-                    f"({record['profile']})",
-                    flush=True,
-                )
-            else:
-                _record_cpu_time(root, path, seconds)
-                print(f"  {seconds:.1f} s on {_cpu_machine()} (cpu)", flush=True)
+        # cpu-times: the notebooks of one call share one empty compile cache, in the
+        # order given, as on a machine that runs the book for the first time
+        cache = (
+            fresh_compile_cache()
+            if args.command == "cpu-times"
+            else contextlib.nullcontext()
+        )
+        done: list[str] = []
+        with cache:
+            failures += _run_each(args, root, paths, done)
         if in_book:
             try:
                 pages()

@@ -6,6 +6,7 @@ import difflib
 import json
 import os
 import shutil
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -206,7 +207,9 @@ def test_results_page_without_headlines(tmp_path):
 def test_times_page_combines_gpu_run_and_cpu_times(tmp_path):
     root = _book(tmp_path)
     assert "| Tensors on the GPU | 2.1 min | – |" in reference.times_page(root)
-    reference._record_cpu_time(root, root / "notebooks" / "01_tensors.ipynb", 95.04)
+    reference._record_cpu_time(
+        root, root / "notebooks" / "01_tensors.ipynb", 95.04, after=[]
+    )
     data = json.loads((root / reference.CPU_TIMES_FILE).read_text())
     assert data["notebooks"]["01_tensors.ipynb"]["seconds"] == 95.0
     page = reference.times_page(root)
@@ -443,7 +446,7 @@ def test_changed_helpers_are_a_note_not_staleness(tmp_path, capsys):
 def test_times_page_marks_cpu_times_of_older_code(tmp_path):
     root = _book(tmp_path)
     path = root / "notebooks" / "01_tensors.ipynb"
-    reference._record_cpu_time(root, path, 95.04)
+    reference._record_cpu_time(root, path, 95.04, after=[])
     assert "1.6 min |" in reference.times_page(
         root
     ) and "older code" not in reference.times_page(root)
@@ -651,6 +654,45 @@ def test_headlines_read_execute_results_and_skip_other_outputs():
     bare = new_notebook(cells=[new_code_cell("x")])
     del bare.cells[0]["outputs"]
     assert reference.headlines(bare) == []
+
+
+def test_cpu_times_start_from_an_empty_compile_cache(tmp_path, monkeypatch):
+    """``cpu-times`` runs the notebooks of one call in one new, empty compile cache,
+    records which ran before each in it, restores the variables and removes the folder;
+    the times page says so, and marks times recorded without it."""
+    root = _book(tmp_path)
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/warm/inductor")
+    monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)
+    seen = []
+
+    def fake_cpu_time(path, timeout):
+        folder = Path(os.environ["TORCHINDUCTOR_CACHE_DIR"])
+        assert Path(os.environ["TRITON_CACHE_DIR"]).parent == folder.parent
+        seen.append((path.name, folder, sorted(folder.parent.rglob("*"))))
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{path.stem}.kernel").write_text("compiled")
+        return 10.0
+
+    monkeypatch.setattr(reference, "cpu_time_notebook", fake_cpu_time)
+    notebooks = [root / "notebooks" / n for n in ("00_setup.ipynb", "01_tensors.ipynb")]
+    argv = ["--root", str(root), "cpu-times", *map(str, notebooks)]
+    assert reference.main(argv) == 0
+    (name0, folder0, content0), (name1, folder1, content1) = seen
+    assert folder0 == folder1 and str(folder0) != "/warm/inductor"
+    assert content0 == [], "the cache starts empty"
+    assert folder0 / "00_setup.kernel" in content1, "shared by the call's notebooks"
+    assert not folder0.parent.exists(), "removed after the call"
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == "/warm/inductor"
+    assert "TRITON_CACHE_DIR" not in os.environ
+    data = reference._read_cpu_times(root)["notebooks"]
+    assert data["00_setup.ipynb"]["fresh_cache_after"] == []
+    assert data["01_tensors.ipynb"]["fresh_cache_after"] == ["00_setup.ipynb"]
+    page = reference.times_page(root)
+    assert "starts from an empty compile cache" in page and "(cache?)" not in page
+    reference._record_cpu_time(root, notebooks[1], 95.04)
+    page = reference.times_page(root)
+    assert "| Tensors on the GPU | 2.1 min | 1.6 min (cache?) |" in page
+    assert "*(cache?)*: measured before `cpu-times` started from an empty" in page
 
 
 def test_cpu_time_record_fields(tmp_path, monkeypatch):
