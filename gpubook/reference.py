@@ -792,9 +792,13 @@ def cpu_time_notebook(path: Path, timeout: int = CELL_TIMEOUT_SECONDS) -> float:
         return _execute(notebook, path, timeout)
 
 
-COMPILE_CACHE_VARIABLES = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
+COMPILE_CACHE_VARIABLES = {
+    "TORCHINDUCTOR_CACHE_DIR": "inductor",
+    "TRITON_CACHE_DIR": "triton",
+}
 """Where TorchInductor (FX graph, AOTAutograd and kernel caches) and Triton keep their
-on-disk caches; :func:`fresh_compile_cache` points both at a new, empty folder."""
+on-disk caches, and the subfolder :func:`fresh_compile_cache` gives each in its new,
+empty folder."""
 
 
 @contextlib.contextmanager
@@ -809,8 +813,8 @@ def fresh_compile_cache():
     """
     folder = Path(tempfile.mkdtemp(prefix="gpubook-compile-cache-"))
     before = {name: os.environ.get(name) for name in COMPILE_CACHE_VARIABLES}
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(folder / "inductor")
-    os.environ["TRITON_CACHE_DIR"] = str(folder / "triton")
+    for name, subfolder in COMPILE_CACHE_VARIABLES.items():
+        os.environ[name] = str(folder / subfolder)
     try:
         yield folder
     finally:
@@ -1412,12 +1416,12 @@ def compare_runs(
     return result
 
 
-def _run_each(
-    args: argparse.Namespace, root: Path, paths: list[Path], done: list[str]
-) -> int:
+def _run_each(args: argparse.Namespace, root: Path, paths: list[Path]) -> int:
     """Execute ``paths`` one by one for ``run`` or ``cpu-times``; return the number that
-    failed. ``done`` collects the names of those that ran, in order."""
+    failed. A CPU time records the notebooks that ran before it (``done``), which share
+    its compile cache."""
     failures = 0
+    done: list[str] = []
     for path in paths:
         print(f"running {path.name} ...", flush=True)
         try:
@@ -1533,7 +1537,6 @@ def main(argv: list[str] | None = None) -> int:
     paths = notebook_paths(args.targets)
     in_book = all(root in path.resolve().parents for path in paths)
     if args.command in ("run", "cpu-times"):
-        failures = 0
         # cpu-times: the notebooks of one call share one empty compile cache, in the
         # order given, as on a machine that runs the book for the first time
         cache = (
@@ -1541,9 +1544,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.command == "cpu-times"
             else contextlib.nullcontext()
         )
-        done: list[str] = []
         with cache:
-            failures += _run_each(args, root, paths, done)
+            failures = _run_each(args, root, paths)
         if in_book:
             try:
                 pages()
