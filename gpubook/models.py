@@ -594,12 +594,11 @@ def _stop_group(process: subprocess.Popen) -> None:
     (TorchInductor's compile workers), if it is still running."""
     import signal
 
-    if process.poll() is not None:
-        return
-    try:
+    try:  # also when the child has ended: its workers may outlive it
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError, AttributeError):
-        process.kill()
+        if process.poll() is None:
+            process.kill()
     process.wait()
 
 
@@ -608,6 +607,19 @@ _TURN = textwrap.dedent(
     import sys as _sys
     print("GPUBOOK_READY", flush=True)
     _sys.stdin.readline()  # this process's turn: the one before it has finished
+    """
+)
+
+# After a job's code: leave at once. A normal exit waits for the compile workers to
+# shut down (about 7 s each on the book's GPU host), time that nothing measures and
+# that would delay the next job's turn. Inductor, AOTAutograd and Triton write their
+# on-disk caches during the compile, so a later job still finds them.
+_LEAVE = textwrap.dedent(
+    """
+    _sys.stdout.flush()
+    _sys.stderr.flush()
+    import os as _os
+    _os._exit(0)
     """
 )
 
@@ -623,7 +635,9 @@ def fresh_processes(
     Each job is ``(setup, code, cache_dir)``. All processes start at once and run their
     ``setup`` (imports, building a model and its inputs: what nothing measures) side by
     side; then one at a time, in the order given, each runs its ``code`` while the
-    others wait idle, blocked on a pipe. A measurement in ``code`` thus sees the machine
+    others wait idle, blocked on a pipe. A job that reaches the end of its ``code``
+    leaves at once (``os._exit``), and what it started (compile workers) is stopped
+    before the next turn. A measurement in ``code`` thus sees the machine
     as one :func:`fresh_process` would, and a job can use what an earlier one wrote (a
     cache folder, a file). Both parts may use what :func:`fresh_process` defines.
     ``timeout`` bounds the set-up and each job's turn. Returns what each job reported,
@@ -678,6 +692,7 @@ def fresh_processes(
                                 textwrap.dedent(setup),
                                 _TURN,
                                 textwrap.dedent(code),
+                                _LEAVE,
                             ]
                         )
                     )
@@ -725,6 +740,7 @@ def fresh_processes(
                         ),
                     ) from None
                 reader.join(timeout=10)  # the rest of its output, up to the end
+                _stop_group(process)  # its compile workers too, before the next turn
                 errors.seek(0)
                 try:
                     results.append(

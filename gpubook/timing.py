@@ -28,12 +28,9 @@ from __future__ import annotations
 import contextlib
 import html
 import itertools
-import json
 import math
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import textwrap
 import time
@@ -979,51 +976,67 @@ def break_even_calls(
 
 # --- Compile cost as a reader pays it -------------------------------------------------
 
-_CHILD = textwrap.dedent(
+# Each compile-cost process: the set-up (importing torch, the reader's module, the
+# inputs on the device) runs side by side with the other processes'; the measured part
+# runs alone (gpubook.models.fresh_processes). SPEC is the job's settings.
+_CHILD_SETUP = textwrap.dedent(
     """
-    import json, sys, time
-    spec = json.load(open(sys.argv[1], encoding="utf-8"))
+    import sys
     import torch
-
-    def sync():
-        if torch.cuda.is_available() and torch.cuda.is_initialized():
-            torch.cuda.synchronize()
+    sys.path.insert(0, SPEC["folder"])
+    # the setup runs as a real module (gpubook_cc_setup.py), as a reader's own script
+    # would: Dynamo imports a function's module by name
+    import gpubook_cc_setup as _module
+    _ns = vars(_module)
+    fn = _ns[SPEC["fn"]]
+    args = eval(SPEC["args"], _ns)
+    args = args if isinstance(args, tuple) else (args,)
+    options = eval(SPEC["options"], _ns) if SPEC["options"] else {}
+    sync()
 
     def first_call(fn, args, options):
         compiled = torch.compile(fn, **options)
-        sync()
-        start = time.perf_counter()
-        compiled(*args)
-        sync()
-        return time.perf_counter() - start
-
-    # The setup runs as a real module (gpubook_cc_setup.py beside this script), as a
-    # reader's own script would: Dynamo imports a function's module by name.
-    sys.path.insert(0, spec["folder"])
-    import gpubook_cc_setup as module
-    ns = vars(module)
-    fn = ns[spec["fn"]]
-    args = eval(spec["args"], ns)
-    args = args if isinstance(args, tuple) else (args,)
-    options = eval(spec["options"], ns) if spec["options"] else {}
+        seconds, _ = timed(compiled, *args)
+        return seconds
+    """
+)
+_CHILD_MEASURE = textwrap.dedent(
+    """
     result = {}
-    if spec["warm_up"]:
+    if SPEC["warm_up"]:
         device = next((a.device for a in args if isinstance(a, torch.Tensor)), "cpu")
         warm = lambda x: (x * 2.0 + 1.0).relu().sum()
         result["warm_up"] = first_call(warm, (torch.ones(16, device=device),), {})
     result["first_call"] = first_call(fn, args, options)
-    if spec["reset"]:
+    if SPEC["reset"]:
         torch.compiler.reset()
         result["after_reset"] = first_call(fn, args, options)
-    print("GPUBOOK_RESULT " + json.dumps(result), flush=True)
-    # Leave at once: a normal exit waits seconds for the compile workers to shut down
-    # (7 s measured on a CPU), time that no figure uses. The on-disk caches are
-    # written during the compile, so (c) still finds them.
-    sys.stderr.flush()
-    import os
-    os._exit(0)
+    report(**result)
     """
 )
+
+
+def _run_children(specs: list[dict], cache_dirs: list[str], timeout: float) -> list:
+    """Run the compile-cost processes: set-ups side by side, measured parts one at a
+    time in order, each with its cache folder. Returns what each reported."""
+    from .models import FreshProcessError, fresh_processes
+
+    with tempfile.TemporaryDirectory(prefix="gpubook-cc-") as work:
+        with open(os.path.join(work, "gpubook_cc_setup.py"), "w") as handle:
+            handle.write(specs[0]["setup"])
+        jobs = []
+        for spec, cache_dir in zip(specs, cache_dirs):
+            spec = {**spec, "folder": work}
+            spec.pop("setup")
+            jobs.append((f"SPEC = {spec!r}\n{_CHILD_SETUP}", _CHILD_MEASURE, cache_dir))
+        try:
+            return fresh_processes(jobs, timeout=timeout)
+        except FreshProcessError as error:
+            if error.timed_out:
+                raise RuntimeError(
+                    f"a compile-cost process took more than {timeout:.0f} s"
+                ) from None
+            raise RuntimeError(f"the compile-cost process failed: {error}") from None
 
 
 @dataclass(frozen=True)
@@ -1114,43 +1127,6 @@ class CompileCosts:
     __repr__ = __str__
 
 
-def _run_child(spec: dict, cache_dir: str, timeout: float) -> dict:
-    with tempfile.TemporaryDirectory(prefix="gpubook-cc-") as work:
-        spec_path = os.path.join(work, "spec.json")
-        script_path = os.path.join(work, "child.py")
-        with open(script_path, "w", encoding="utf-8") as handle:
-            handle.write(_CHILD)
-        setup_path = os.path.join(work, "gpubook_cc_setup.py")
-        with open(setup_path, "w", encoding="utf-8") as handle:
-            handle.write(spec["setup"])
-        spec = {**spec, "folder": work}
-        with open(spec_path, "w", encoding="utf-8") as handle:
-            json.dump(spec, handle)
-        env = dict(os.environ)
-        env["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
-        env["TRITON_CACHE_DIR"] = os.path.join(cache_dir, "triton")
-        env.pop("TORCH_LOGS", None)
-        try:
-            done = subprocess.run(
-                [sys.executable, script_path, spec_path],
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-            )
-        except subprocess.TimeoutExpired:
-            raise RuntimeError(
-                f"the compile-cost process took more than {timeout:.0f} s"
-            ) from None
-    for line in done.stdout.splitlines():
-        if line.startswith("GPUBOOK_RESULT "):
-            return json.loads(line.split(" ", 1)[1])
-    tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-6:])
-    raise RuntimeError(
-        f"the compile-cost process failed (exit {done.returncode}):\n{tail}"
-    )
-
-
 def compile_costs(
     setup: str,
     fn: str = "fn",
@@ -1165,8 +1141,10 @@ def compile_costs(
     ``setup`` is Python source, run at the start of each process, that imports what it
     needs and defines the function (named ``fn``) and an expression ``args`` for its
     arguments (a tuple, or one value); ``options`` is an expression for the compile
-    options (for example ``"dict(mode='reduce-overhead')"``). Three processes run one
-    after the other, each with its own empty cache folder except the third:
+    options (for example ``"dict(mode='reduce-overhead')"``). Three processes run,
+    each with its own empty cache folder except the third; their set-ups (importing
+    torch and ``setup``, the inputs) run side by side, their measured first calls one
+    after the other, in this order:
 
     1. a fresh process compiles the function first: (a) ``fresh_process``;
     2. a fresh process compiles a small other function, then this one: (b)
@@ -1193,9 +1171,15 @@ def compile_costs(
         tempfile.TemporaryDirectory(prefix="gpubook-cache-a-") as cold,
         tempfile.TemporaryDirectory(prefix="gpubook-cache-b-") as shared,
     ):
-        first = _run_child({**spec, "warm_up": False, "reset": False}, cold, timeout)
-        second = _run_child({**spec, "warm_up": True, "reset": True}, shared, timeout)
-        third = _run_child({**spec, "warm_up": False, "reset": False}, shared, timeout)
+        first, second, third = _run_children(
+            [
+                {**spec, "warm_up": False, "reset": False},  # (a)
+                {**spec, "warm_up": True, "reset": True},  # (b), then (d)
+                {**spec, "warm_up": False, "reset": False},  # (c): b's caches
+            ],
+            [cold, shared, shared],
+            timeout,
+        )
     return CompileCosts(
         fresh_process=first["first_call"],
         another_function=second["first_call"],

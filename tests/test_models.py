@@ -155,6 +155,29 @@ def test_fresh_processes_time_out_as_such_stop_grandchildren_and_log(tmp_path):
     assert caught.value.timed_out
 
 
+@pytest.mark.slow
+def test_fresh_processes_leave_at_once_and_stop_what_a_job_started(tmp_path):
+    """A job that ends its code does not wait for a slow normal exit (the compile
+    workers' shutdown), and what it started is stopped before the next turn."""
+    pid_file = tmp_path / "worker.pid"
+    code = (
+        "import atexit, subprocess, sys, time\n"
+        "atexit.register(time.sleep, 60)  # a normal exit would take a minute\n"
+        "worker = [sys.executable, '-c', 'import time; time.sleep(60)']\n"
+        f"open({str(pid_file)!r}, 'w').write(str(subprocess.Popen(worker).pid))\n"
+        "report(ok=1)\n"
+    )
+    check = (
+        f"import os, time\nproc = '/proc/' + open({str(pid_file)!r}).read()\n"
+        "for _ in range(50):  # killed, then reaped by init\n"
+        "    if os.path.exists(proc):\n"
+        "        time.sleep(0.1)\n"
+        "report(alive=os.path.exists(proc))\n"
+    )
+    results = models.fresh_processes([("", code, None), ("", check, None)], timeout=40)
+    assert results == [{"ok": 1}, {"alive": False}]
+
+
 def test_fresh_processes_reject_bad_jobs():
     for jobs in ([], "code", [("", "report()")], [("", "  ", None)], [(1, "x", None)]):
         with pytest.raises(ValueError):

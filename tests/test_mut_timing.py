@@ -4,9 +4,7 @@ torch.cuda make every count, time and ordering exact; durations are powers of tw
 that sums are exact in floating point."""
 
 import builtins
-import json
 import math
-import sys
 
 import pytest
 import torch
@@ -709,89 +707,80 @@ def test_compile_costs_table_renderings():
     assert repr(costs) == str(costs)
 
 
-class FakeRun:
-    """Stands in for subprocess.run: records the call and the files it was given."""
+class FakeFresh:
+    """Stands in for gpubook.models.fresh_processes: records the jobs, the files they
+    name, and answers with results or an error."""
 
-    def __init__(self, stdout="", stderr="", returncode=0, timeout=False):
-        self.stdout, self.stderr, self.returncode = stdout, stderr, returncode
-        self.timeout, self.calls = timeout, []
+    def __init__(self, results=None, error=None):
+        self.results, self.error, self.calls = results, error, []
 
-    def __call__(self, command, **kwargs):
-        import subprocess
-
-        script, spec_path = command[1], command[2]
-        spec = json.load(open(spec_path, encoding="utf-8"))
-        setup = open(f"{spec['folder']}/gpubook_cc_setup.py", encoding="utf-8").read()
+    def __call__(self, jobs, timeout):
+        specs = []
+        for setup, code, _ in jobs:
+            namespace = {}
+            exec(setup.split("\n", 1)[0], namespace)  # the first line: SPEC = {...}
+            specs.append(namespace["SPEC"])
+        folder = specs[0]["folder"]
+        module = open(f"{folder}/gpubook_cc_setup.py", encoding="utf-8").read()
         self.calls.append(
-            {
-                "command": command,
-                "kwargs": kwargs,
-                "script": open(script, encoding="utf-8").read(),
-                "spec": spec,
-                "setup": setup,
-            }
+            {"jobs": jobs, "timeout": timeout, "specs": specs, "module": module}
         )
-        if self.timeout:
-            raise subprocess.TimeoutExpired(command, kwargs["timeout"])
-        return subprocess.CompletedProcess(
-            command, self.returncode, self.stdout, self.stderr
-        )
+        if self.error is not None:
+            raise self.error
+        return self.results
 
 
-def test_run_child_runs_the_child_script_with_its_own_caches(monkeypatch, tmp_path):
-    fake = FakeRun(stdout='noise\nGPUBOOK_RESULT {"first_call": 1.5}\nmore\n')
+def test_run_children_runs_three_jobs_with_their_caches(monkeypatch, tmp_path):
+    from gpubook import models
+
     work = tmp_path / "cwd"
     work.mkdir()
     monkeypatch.chdir(work)
-    monkeypatch.setattr(timing.subprocess, "run", fake)
-    monkeypatch.setenv("TORCH_LOGS", "recompiles")
-    spec = {"setup": "x = 1\n", "fn": "fn", "args": "args", "options": ""}
-    assert timing._run_child(spec, str(tmp_path), 12.0) == {"first_call": 1.5}
+    fake = FakeFresh(results=[{"first_call": 1.5}] * 3)
+    monkeypatch.setattr(models, "fresh_processes", fake)
+    specs = [
+        {"setup": "x = 1\n", "fn": "fn", "args": "args", "options": "", "n": n}
+        for n in range(3)
+    ]
+    caches = ["a", "b", "b"]
+    assert timing._run_children(specs, caches, 12.0) == [{"first_call": 1.5}] * 3
     (call,) = fake.calls
-    assert call["command"][0] == sys.executable
-    assert call["command"][1].endswith("child.py") and call["script"] == timing._CHILD
-    assert call["command"][2].endswith("spec.json") and call["setup"] == "x = 1\n"
-    assert call["spec"]["fn"] == "fn" and call["spec"]["args"] == "args"
-    kwargs = call["kwargs"]
-    assert kwargs["timeout"] == 12.0
-    assert kwargs["capture_output"] is True and kwargs["text"] is True
-    env = kwargs["env"]
-    assert env["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path)
-    assert env["TRITON_CACHE_DIR"] == str(tmp_path / "triton")
-    assert "TORCH_LOGS" not in env and env["PATH"] == timing.os.environ["PATH"]
+    assert call["timeout"] == 12.0 and call["module"] == "x = 1\n"
+    assert [job[2] for job in call["jobs"]] == caches
+    assert [spec["n"] for spec in call["specs"]] == [0, 1, 2]
+    assert all("setup" not in spec for spec in call["specs"])
+    for setup, code, _ in call["jobs"]:
+        assert setup.endswith(timing._CHILD_SETUP) and code == timing._CHILD_MEASURE
     assert list(work.iterdir()) == []  # every file lived in a temporary folder
+    assert not (tmp_path / call["specs"][0]["folder"]).exists()
 
 
-def test_run_child_reports_failures_and_timeouts(monkeypatch, tmp_path):
+def test_run_children_reports_failures_and_timeouts(monkeypatch):
+    from gpubook import models
+
     spec = {"setup": "x = 1\n", "fn": "fn", "args": "args", "options": ""}
-    lines = "\n".join(f"line {i}" for i in range(10))
-    monkeypatch.setattr(
-        timing.subprocess, "run", FakeRun(stderr=lines + "\n", returncode=3)
-    )
+    failed = models.FreshProcessError("the fresh process failed (exit 3)", 3, "tail")
+    monkeypatch.setattr(models, "fresh_processes", FakeFresh(error=failed))
     with pytest.raises(RuntimeError) as caught:
-        timing._run_child(spec, str(tmp_path), 5.0)
-    assert str(caught.value) == (
-        "the compile-cost process failed (exit 3):\n"
-        + "\n".join(f"line {i}" for i in range(4, 10))
-    )
-    monkeypatch.setattr(
-        timing.subprocess, "run", FakeRun(stdout="only stdout", returncode=1)
-    )
-    with pytest.raises(RuntimeError, match=r"failed \(exit 1\):\nonly stdout$"):
-        timing._run_child(spec, str(tmp_path), 5.0)
-    monkeypatch.setattr(timing.subprocess, "run", FakeRun(timeout=True))
-    with pytest.raises(RuntimeError, match="took more than 5 s"):
-        timing._run_child(spec, str(tmp_path), 5.0)
+        timing._run_children([spec], ["a"], 5.0)
+    assert str(caught.value).startswith("the compile-cost process failed: ")
+    assert "exit 3" in str(caught.value)
+    stuck = models.FreshProcessError("stuck", timed_out=True)
+    monkeypatch.setattr(models, "fresh_processes", FakeFresh(error=stuck))
+    with pytest.raises(
+        RuntimeError, match="^a compile-cost process took more than 5 s$"
+    ):
+        timing._run_children([spec], ["a"], 5.0)
 
 
 def test_compile_costs_builds_the_three_specs(monkeypatch):
     specs = []
 
-    def fake_child(spec, cache_dir, timeout):
-        specs.append((spec, timeout))
-        return {"first_call": 1.0, "warm_up": 0.5, "after_reset": 0.25}
+    def fake_children(three, caches, timeout):
+        specs.extend((spec, timeout) for spec in three)
+        return [{"first_call": 1.0, "warm_up": 0.5, "after_reset": 0.25}] * 3
 
-    monkeypatch.setattr(timing, "_run_child", fake_child)
+    monkeypatch.setattr(timing, "_run_children", fake_children)
     costs = timing.compile_costs(
         "    def f(x):\n        return x\n    xs = (1,)\n",
         fn="f",
@@ -827,7 +816,7 @@ def test_compile_costs_builds_the_three_specs(monkeypatch):
     ],
 )
 def test_compile_costs_checks_its_arguments(monkeypatch, kwargs, error, message):
-    monkeypatch.setattr(timing, "_run_child", lambda *a: pytest.fail("ran a child"))
+    monkeypatch.setattr(timing, "_run_children", lambda *a: pytest.fail("ran a child"))
     kwargs = {"setup": "fn = len\nargs = ('a',)", **kwargs}
     with pytest.raises(error, match=message):
         timing.compile_costs(**kwargs)

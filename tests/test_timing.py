@@ -391,7 +391,7 @@ def test_compile_costs_fields_and_break_even():
 def test_compile_costs_runs_fresh_processes(monkeypatch):
     seen = []
 
-    def fake_child(spec, cache_dir, timeout):
+    def fake_child(spec, cache_dir):
         seen.append((spec["warm_up"], spec["reset"], cache_dir))
         result = {"first_call": 3.0 if not spec["warm_up"] and len(seen) == 1 else 1.0}
         if spec["warm_up"]:
@@ -400,7 +400,10 @@ def test_compile_costs_runs_fresh_processes(monkeypatch):
             result["after_reset"] = 0.1
         return result
 
-    monkeypatch.setattr(timing, "_run_child", fake_child)
+    def fake_children(specs, cache_dirs, timeout):
+        return [fake_child(s, c) for s, c in zip(specs, cache_dirs)]
+
+    monkeypatch.setattr(timing, "_run_children", fake_children)
     costs = timing.compile_costs("def fn(x):\n    return x\nargs = (1,)")
     assert (
         costs.fresh_process == 3.0 and costs.after_reset == 0.1 and costs.warm_up == 2.0
