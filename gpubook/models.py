@@ -739,8 +739,10 @@ def fresh_processes(
                             timed_out=True,
                         ),
                     ) from None
+                # what it started (compile workers) holds its stdout open: stop them
+                # first, or the reader waits for the end of output until its time-out
+                _stop_group(process)
                 reader.join(timeout=10)  # the rest of its output, up to the end
-                _stop_group(process)  # its compile workers too, before the next turn
                 errors.seek(0)
                 try:
                     results.append(

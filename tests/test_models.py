@@ -158,24 +158,27 @@ def test_fresh_processes_time_out_as_such_stop_grandchildren_and_log(tmp_path):
 @pytest.mark.slow
 def test_fresh_processes_leave_at_once_and_stop_what_a_job_started(tmp_path):
     """A job that ends its code does not wait for a slow normal exit (the compile
-    workers' shutdown), and what it started is stopped before the next turn."""
+    workers' shutdown), and what it started is stopped before the next turn, at once
+    (the worker holds the job's output open: the next turn must not wait for it)."""
     pid_file = tmp_path / "worker.pid"
     code = (
         "import atexit, subprocess, sys, time\n"
         "atexit.register(time.sleep, 60)  # a normal exit would take a minute\n"
         "worker = [sys.executable, '-c', 'import time; time.sleep(60)']\n"
         f"open({str(pid_file)!r}, 'w').write(str(subprocess.Popen(worker).pid))\n"
-        "report(ok=1)\n"
+        "report(ok=1, at=time.time())\n"
     )
     check = (
-        f"import os, time\nproc = '/proc/' + open({str(pid_file)!r}).read()\n"
+        f"import os, time\nstart = time.time()\n"
+        f"proc = '/proc/' + open({str(pid_file)!r}).read()\n"
         "for _ in range(50):  # killed, then reaped by init\n"
         "    if os.path.exists(proc):\n"
         "        time.sleep(0.1)\n"
-        "report(alive=os.path.exists(proc))\n"
+        "report(alive=os.path.exists(proc), start=start)\n"
     )
     results = models.fresh_processes([("", code, None), ("", check, None)], timeout=40)
-    assert results == [{"ok": 1}, {"alive": False}]
+    assert results[0]["ok"] == 1 and results[1]["alive"] is False
+    assert results[1]["start"] - results[0]["at"] < 5.0  # not the reader's 10 s
 
 
 def test_fresh_processes_reject_bad_jobs():
