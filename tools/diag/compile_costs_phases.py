@@ -6,7 +6,8 @@ Runs the cell's three fresh processes as compile_costs does (set-ups side by sid
 first calls one at a time) with chapter 3's `chain` on 2**26 elements, and prints, per
 process: `import torch`, the rest of the set-up (the module, the inputs on the device),
 when its turn started and ended (seconds since the start), and what it measured; then
-the parent's wall time in all, and how long the set-ups took together.
+the parent's wall time in all, and how long the set-ups took together. Then, in two more
+fresh processes, the call to `torch.compile` alone and the first call after it.
 """
 
 import inspect
@@ -58,3 +59,20 @@ for label, r in zip("abc", results):
         + (f", after reset {r['after_reset']:.3f} s" if "after_reset" in r else "")
     )
 print(f"parent wall {wall:.1f} s")
+
+# The call to torch.compile alone, in fresh processes with empty caches: what the clock
+# of (a) and (c) now includes and first left out.
+lap = f"""
+{setup}
+start = _time.perf_counter()
+compiled = torch.compile(chain)
+lap = _time.perf_counter() - start
+seconds, _ = timed(compiled, *args)
+report(compile_call=lap, first_call=seconds)
+"""
+for _ in range(2):
+    r = models.fresh_process(lap, cache_dir=tempfile.mkdtemp(prefix="cc-lap-"))
+    print(
+        f"torch.compile(chain) alone {r['compile_call']:.2f} s, "
+        f"then the first call {r['first_call']:.2f} s"
+    )
