@@ -532,6 +532,7 @@ def test_execute_runs_the_notebook_in_its_folder_and_times_it(tmp_path, monkeypa
         "timeout": 123,
         "kernel_name": "python3",
         "resources": {"metadata": {"path": str(tmp_path / "sub")}},
+        "shutdown_kernel": "immediate",  # a graceful exit is no part of the run
     }
     assert all(callable(hook) for hook in hooks.values())
 
