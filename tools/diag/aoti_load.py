@@ -17,7 +17,7 @@ import torch
 
 folder = tempfile.mkdtemp(prefix="aoti-diag-")
 packages = {}
-for device in ("cuda", "cpu"):
+for device in ("cpu", "cuda"):
     model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU())
     model = model.to(device).eval()
     x = torch.randn(8, 64, device=device)
@@ -28,8 +28,6 @@ for device in ("cuda", "cpu"):
         torch._inductor.aoti_compile_and_package(exported, package_path=path)
     print(f"{device} build {time.perf_counter() - begin:.1f} s", flush=True)
     packages[device] = path
-    loaded = torch._inductor.aoti_load_package(path)  # the building process itself
-    print(f"{device}: in-process load ok, output {tuple(loaded(x).shape)}", flush=True)
 
 import zipfile  # noqa: E402
 
@@ -113,3 +111,8 @@ if gdb:
             -6000:
         ]
     )
+for device, path in packages.items():  # last: in the building process itself
+    x = torch.randn(8, 64, device=device)
+    print(f"{device}: loading in the building process ...", flush=True)
+    loaded = torch._inductor.aoti_load_package(path)
+    print(f"{device}: in-process load ok, output {tuple(loaded(x).shape)}", flush=True)
