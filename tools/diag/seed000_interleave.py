@@ -2,12 +2,13 @@
 
     python3 tools/diag/seed000_interleave.py [SECONDS]
 
-ch6 (run X) timed pure Python on 2,000 rows (scaled to 900,000) in one cell and NumPy's
-whole-population row sum in a later one, so a change of the host's speed between the two
-moved the ratio (X 11.2x, Z 14.2x, same code). `tools/next-run7.patch` interleaves them:
-one call of each per round, the ratio taken round by round (median). This script repeats
-both ways for SECONDS (default 60) and prints each repeat's ratio and the spread of each
-way. NumPy only (no torch), so it runs anywhere.
+ch6 (the run of 28 November 2026) timed pure Python on 2,000 rows (scaled to 900,000) in
+one cell and NumPy's whole-population row sum in a later one, so a change of the host's
+speed between the two moved the ratio (11.2x and 14.2x in two runs of that code).
+`tools/next-run7.patch` interleaves them: one call of each per round, the ratio taken
+round by round (median). This script repeats both ways for SECONDS (default 60) and
+prints each repeat's ratio and the spread of each way. NumPy only (no torch), so it runs
+anywhere.
 """
 
 import statistics
@@ -29,6 +30,15 @@ def timed(fn):
     return time.perf_counter() - start
 
 
+def median_of_calls(fn, at_least=5, seconds=0.5):
+    """gpubook.latency(repeats=5, min_run_time=0.5), as ch6 timed the subsample: calls
+    until there are at least five and they add up to half a second; their median."""
+    times = []
+    while len(times) < at_least or sum(times) < seconds:
+        times.append(timed(fn))
+    return statistics.median(times)
+
+
 def python_sum():
     return [sum(row) for row in rows]
 
@@ -41,8 +51,8 @@ numpy_sum(), python_sum()  # warm-up
 apart, together = [], []
 end = time.perf_counter() + budget
 while time.perf_counter() < end:
-    # as run X: five pure-Python calls, then four NumPy calls, medians of each
-    py = statistics.median(timed(python_sum) for _ in range(5))
+    # as the run of 28 November: pure Python's calls, then four NumPy calls, medians
+    py = median_of_calls(python_sum)
     npy = statistics.median(timed(numpy_sum) for _ in range(4))
     apart.append(py * scale / npy)
     # as the patch: seven rounds of one call each, alternating who goes first
