@@ -52,10 +52,9 @@ Verdicts (:func:`verdict`), for a claimed speedup of ``factor`` x:
   claimed gain; for a claim of fact, the run found it false;
 * **depends on the host**: a claim whose catalogue entry carries a ``history`` of the
   book's runs (lowest and highest ratio, run count) on both sides of the threshold above
-  (seed 000's NumPy against pure Python, host-bound on both sides: 6.1x to 14.8x in 25
-  runs against 7.25x; seed 004's AlexNet, whose compiled call the host bounds in part:
-  0.99x to 1.67x in 15 runs against 1.15x); its verdict names what it depends on
-  instead of one run's side;
+  (seed 000's NumPy against pure Python, host-bound on both sides, and seed 004's
+  AlexNet, whose compiled call the host bounds in part; their ranges are in
+  :data:`CLAIMS`); its verdict names what it depends on instead of one run's side;
 * **not comparable**: the chapter said so (``comparable=False``), with its reason;
 * **not measured**: no chapter recorded the claim in the stored run.
 
@@ -83,6 +82,7 @@ __all__ = [
     "ClaimRecord",
     "claim",
     "verdict",
+    "verdict_text",
     "table",
     "collect",
     "page",
@@ -138,7 +138,8 @@ def _add(
 _add("000_sum_numpy", "000", 13.5, "int8", _LAPTOP, "06",
      "Row sums (fitness = sum of genes): vectorised NumPy 13.5x faster than pure "
      "Python (6.91 s -> 0.51 s)",
-     history=dict(low=6.1, high=14.8, runs=25, below=8, until="27 November 2026"))
+     history=dict(low=6.1, high=14.8, runs=27, below=8, until="28 November 2026",
+                  label="seed 000's NumPy against pure Python"))
 _add("000_sum_compiled_numpy", "000", 1.24, "int8", _LAPTOP, "06",
      "Row sums: compiled NumPy 0.41 s vs NumPy 0.51 s (1.24x)")
 _add("000_sum_compiled_torch", "000", 9.0, "int8", _LAPTOP, "06",
@@ -189,7 +190,8 @@ _add("002_python312", "002", None, "", "", "06",
 # Seed 004: AlexNet, batch 32, 224x224, inference, 100 batches.
 _add("004_alexnet", "004", 1.3, "float32", "a CUDA GPU (not named)", "07",
      'AlexNet, batch 32, inference: compiling gives "30-50% or more" speedup',
-     history=dict(low=0.99, high=1.67, runs=15, below=1, until="27 November 2026"))
+     history=dict(low=0.99, high=1.67, runs=16, below=1, until="28 November 2026",
+                  label="seed 004's AlexNet"))
 # fmt: on
 
 
@@ -197,11 +199,22 @@ class ClaimRecord(dict):
     """The record :func:`claim` glues; shown in a notebook as one readable line."""
 
     def __repr__(self) -> str:
-        note = f" ({self['detail']})" if self.get("detail") else ""
         return (
             f"seed {self['seed']}, {self['key']}: {self['measured_text']} here vs "
-            f"{self['seed_figure']} claimed: {self['verdict']}{note}"
+            f"{self['seed_figure']} claimed: {verdict_text(self)}"
         )
+
+
+def verdict_text(record: dict) -> str:
+    """A claim record's verdict with its detail in brackets and the reason it is not
+    comparable after a colon, where it has them: ``"does not hold (slower here)"``,
+    ``"not comparable: ..."``, ``"holds"``."""
+    text = record["verdict"]
+    if record.get("detail"):
+        text += f" ({record['detail']})"
+    if record.get("why"):
+        text += f": {record['why']}"
+    return text
 
 
 def _factor_text(factor: float | None) -> str:
@@ -233,10 +246,12 @@ def verdict(
 
     ``measured``: a Ratio-like object (``estimate``, ``low``, ``high``, ``verdict``), a
     float speedup, a bool (a claim of fact checked by the run) or None. ``history``: the
-    catalogue's record of the book's runs for a claim measured faster (``low``,
-    ``high``, ``runs``, ``below``, ``until``); where it lies on both sides of the
-    threshold, the verdict is "depends on the host" (one run's side of the threshold
-    says nothing about the next run's; gpubook issue 12: a comparison that cannot be
+    catalogue's record of the book's runs for a claim with a factor (``low``, ``high``,
+    ``runs``, ``below``, ``until``, ``label``); where it lies on both sides of the
+    threshold, the
+    verdict is "depends on the host" whatever this run measured (faster, no clear
+    difference or slower; the detail says which), since one run's side of the threshold
+    says nothing about the next run's (gpubook issue 12: a comparison that cannot be
     made stable says what it depends on). The rules are in the module docstring.
     """
     if measured is None:
@@ -246,21 +261,29 @@ def verdict(
     if isinstance(measured, bool):
         return ("holds", "") if measured else ("does not hold", "")
     estimate, low, high, direction = _unpack(measured)
-    if direction != "faster":
-        return "does not hold", f"{direction} here"
-    if factor is None:
-        return "holds", ""
-    threshold = 1 + (factor - 1) / 2
-    if history and history["low"] < threshold <= history["high"]:
+    threshold = None if factor is None else 1 + (factor - 1) / 2
+    if threshold and history and history["low"] < threshold <= history["high"]:
+        here = "" if direction == "faster" else f", {direction}"
         return (
             "depends on the host",
-            f"{estimate:.3g}x here; {history['low']:g}x to {history['high']:g}x in "
-            f"{history['runs']} runs up to {history['until']}, {history['below']} of "
-            f"them below the threshold of {threshold:.3g}x",
+            f"{estimate:.3g}x here{here}; {_history_text(history, threshold)}",
         )
+    if direction != "faster":
+        return "does not hold", f"{direction} here"
+    if threshold is None:
+        return "holds", ""
     if estimate >= threshold:
         return "holds", ""
     return "does not hold", "faster, by less than half the claimed gain"
+
+
+def _history_text(history: dict, threshold: float) -> str:
+    """A claim's history of the book's runs against its threshold, in words."""
+    return (
+        f"{history['low']:g}x to {history['high']:g}x in {history['runs']} runs up to "
+        f"{history['until']}, {history['below']} of them below the threshold of "
+        f"{threshold:.3g}x"
+    )
 
 
 def _unpack(measured: Any) -> tuple[float, float, float, str]:
@@ -414,9 +437,7 @@ class ClaimTable:
     def rows(self) -> list[tuple[str, ...]]:
         rows = []
         for r in self.records:
-            result = r["verdict"] + (f" ({r['detail']})" if r.get("detail") else "")
-            if r.get("why"):
-                result += f": {r['why']}"
+            result = verdict_text(r)
             hardware = "; ".join(
                 p for p in (r.get("seed_hardware"), r.get("dtype")) if p
             )
@@ -524,18 +545,26 @@ def page(root: Path = ROOT) -> str:
         f"(`{command}`) from the records the chapters glue with",
         "`gpubook.seeds.claim`.",
         "",
-        "A verdict is one run's. *(host)* marks a claim whose measured ratio",
+        "A verdict is the stored run's, except **depends on the host**, which sums",
+        "up the book's runs. *(host)* marks a claim whose measured ratio",
         "depends on the host CPU as much as on PyTorch: a side that runs on the CPU",
         "(NumPy, pure Python, compiled CPU code), or a call that the host's work",
         "bounds (`gpubook/host_dependent.json` lists them). The book's reference",
         "runs saw the host's speed differ between runs by up to 2x, and drift within",
         "one (`python -m gpubook.reference check` names such runs): for such a",
         "claim, a measured ratio close to half the claimed gain can land on either",
-        "side of it in another run, and did (seed 000's NumPy against pure Python:",
-        "6.1x to 14.8x in twenty-five runs up to 27 November 2026, against a",
-        "threshold of 7.25x; eight fell below it; seed 004's AlexNet: 0.99x to",
-        "1.67x in fifteen runs against 1.15x, one below). Such a claim's verdict",
-        "is **depends on the host**, whatever this run measured.",
+        "side of it in another run, and did (",
+    ]
+    histories = [  # from the catalogue, as the verdicts' details give them
+        f"{known['history']['label']}: "
+        + _history_text(known["history"], 1 + (known["factor"] - 1) / 2)
+        for known in CLAIMS.values()
+        if known.get("history")
+    ]
+    lines[-1] += "; ".join(histories) + ")."
+    lines += [
+        "Such a claim's verdict is **depends on the host**, whatever this run",
+        "measured.",
         "",
     ]
     keys = list(CLAIMS) + sorted(k for k in records if k not in CLAIMS)
