@@ -1,0 +1,157 @@
+"""Why does ch7's max-autotune table give cuBLAS's `addmm` two to three times the time
+that the kernel table measures for the same GEMM inside eager's calls (run of 28 Nov
+2026: addmm 82 and 85 µs, bias_addmm 82 and 71 µs, against about 30 µs per cuBLAS GEMM
+in the profiler), while its Triton figures (38-42 µs) match the kernel table?
+
+Two hypotheses, both tested here on the FFN block's first GEMM (4096x768 @ 768x3072,
+bfloat16, bias as the tuner passes it):
+
+1. *Host dispatch shows through.* Inductor's benchmarker (`InductorBenchmarker.
+   benchmark_gpu`, the tuner's default) records start, calls the candidate from Python
+   and records end, after a flush of L2-cache size. If the host needs longer to dispatch
+   the ATen call than the GPU needs for the flush, the GPU idles between the start event
+   and the GEMM, and the idle time is counted. Test: the same call timed with a flush
+   five times as long, and in a CUDA graph (no host in the loop), against the kernel
+   time from the profiler and the host's time per call.
+2. *Clocks after idle.* The tuner benchmarks right after seconds of compiling, when the
+   GPU has idled. Test: the benchmarker's figure after 3 s of sleep against right after
+   a second of GEMMs, with the SM clock read before each.
+
+    python3 tools/diag/tuner_addmm.py
+"""
+
+import statistics
+import subprocess
+import time
+
+import torch
+
+try:
+    from torch._inductor.runtime.benchmarking import InductorBenchmarker
+except ImportError:  # an older layout
+    InductorBenchmarker = None
+
+
+def sm_clock():
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=clocks.sm", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError) as error:
+        return f"nvidia-smi: {error}"
+
+
+def kernel_us(fn, calls=50):
+    """Median GPU time per call of the kernels that fn launches (profiler)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    events = [e for e in prof.events() if e.device_type.name == "CUDA"]
+    total = sum(e.device_time for e in events)  # µs
+    return total / calls, sorted({e.name[:60] for e in events})
+
+
+def host_us(fn, calls=200):
+    """Host time per call with no synchronisation (the enqueue rate)."""
+    fn()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    elapsed = time.perf_counter() - start
+    torch.cuda.synchronize()
+    return 1e6 * elapsed / calls
+
+
+def bench_us(fn, flush_bytes=None):
+    bench = InductorBenchmarker()
+    if flush_bytes is not None:  # read by get_device_cache_size before the property
+        bench.__dict__["L2_cache_size"] = flush_bytes
+    return 1e3 * bench.benchmark_gpu(fn, is_vetted_benchmarking=True)
+
+
+def graph_us(fn, calls=20, repeats=20):
+    """Per call inside a CUDA graph of `calls` calls (no host between them)."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(calls):
+            fn()
+    graph.replay()
+    times = []
+    for _ in range(repeats):
+        start, end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
+        start.record()
+        graph.replay()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(1e3 * start.elapsed_time(end) / calls)
+    return statistics.median(times)
+
+
+def main():
+    if not torch.cuda.is_available():
+        print("No CUDA GPU: this diagnosis measures one.")
+        return
+    if InductorBenchmarker is None:
+        print("This torch has no InductorBenchmarker.")
+        return
+    print(torch.__version__, torch.cuda.get_device_name())
+    probe = InductorBenchmarker()
+    l2 = probe.get_device_cache_size("cuda")
+    print(f"benchmarker flush buffer: {l2 / 2**20:.0f} MiB (the L2 cache's size)")
+    torch.manual_seed(0)
+    bf16 = dict(device="cuda", dtype=torch.bfloat16)
+    x = torch.randn(4096, 768, **bf16)
+    weight = torch.randn(3072, 768, **bf16)
+    bias = torch.randn(3072, **bf16)
+    out = torch.empty(4096, 3072, **bf16)
+    bias_2d = bias.expand(4096, 3072)  # strides (0, 1), as the tuner's table lists
+    calls = {
+        "addmm (2-D bias, stride 0)": lambda: torch.addmm(
+            bias_2d, x, weight.t(), out=out
+        ),
+        "bias_addmm (1-D bias)": lambda: torch.addmm(bias, x, weight.t(), out=out),
+        "eager nn.Linear call": lambda: torch.nn.functional.linear(x, weight, bias),
+    }
+    load = calls["bias_addmm (1-D bias)"]
+    for label, fn in calls.items():
+        gpu, names = kernel_us(fn)
+        print(f"\n{label}: kernels {names}")
+        print(f"  profiler GPU time per call   {gpu:7.1f} µs")
+        print(f"  host time per call (enqueue) {host_us(fn):7.1f} µs")
+        print(f"  in a CUDA graph, per call    {graph_us(fn):7.1f} µs")
+        for repeat in range(3):
+            time.sleep(3)
+            idle_clock = sm_clock()
+            idle = bench_us(fn)
+            end = time.perf_counter() + 1.0
+            while time.perf_counter() < end:  # a second of GEMMs
+                for _ in range(50):
+                    load()
+                torch.cuda.synchronize()
+            busy_clock = sm_clock()
+            busy = bench_us(fn)
+            long_flush = bench_us(fn, flush_bytes=5 * l2)
+            print(
+                f"  repeat {repeat}: benchmarker after 3 s idle {idle:6.1f} µs "
+                f"(SM clock before: {idle_clock}); after 1 s of GEMMs {busy:6.1f} µs "
+                f"({busy_clock}); with a 5x longer flush {long_flush:6.1f} µs"
+            )
+
+
+if __name__ == "__main__":
+    main()
