@@ -18,8 +18,16 @@ bfloat16, bias as the tuner passes it):
    a second of GEMMs, with the SM clock read before each.
 
     python3 tools/diag/tuner_addmm.py
+
+First result (28 Nov 2026, H100, torch 2.11.0+cu130, right after a run of ch7):
+alone, the benchmarker gave bias_addmm 34-36 µs (kernel 31 µs) in all nine
+measurements, idle or loaded, with either flush; eager's linear 34-36 µs in eight of
+nine and 74 µs in one. The tuner's own wrapper was not yet measured (added since);
+next: the tuner with autotune_in_subproc, and the host's time per timed call inside
+the tuner.
 """
 
+import functools
 import statistics
 import subprocess
 import time
@@ -127,6 +135,14 @@ def main():
         "bias_addmm (1-D bias)": lambda: torch.addmm(bias, x, weight.t(), out=out),
         "eager nn.Linear call": lambda: torch.nn.functional.linear(x, weight, bias),
     }
+    try:  # the tuner's own wrapper and call form: partial(fn, *inputs, out=out)
+        from torch._inductor.kernel.mm import bias_addmm as inductor_bias_addmm
+
+        calls["Inductor's bias_addmm wrapper, as the tuner calls it"] = (
+            functools.partial(inductor_bias_addmm, bias_2d, x, weight.t(), out=out)
+        )
+    except ImportError:
+        print("This torch has no torch._inductor.kernel.mm.bias_addmm.")
     load = calls["bias_addmm (1-D bias)"]
     for label, fn in calls.items():
         gpu, names = kernel_us(fn)
