@@ -17,22 +17,26 @@ bfloat16, bias as the tuner passes it):
    GPU has idled. Test: the benchmarker's figure after 3 s of sleep against right after
    a second of GEMMs, with the SM clock read before each.
 
-    python3 tools/diag/tuner_addmm.py
+    PYTHONPATH=. python3 tools/diag/tuner_addmm.py
 
 First result (28 Nov 2026, H100, torch 2.11.0+cu130, right after a run of ch7):
 alone, the benchmarker gave bias_addmm 34-36 µs (kernel 31 µs) in all nine
 measurements, idle or loaded, with either flush; eager's linear 34-36 µs in eight of
-nine and 74 µs in one. The tuner's own wrapper was not yet measured (added since);
+nine and 74 µs in one (kernel time then summed from the profiler's CUDA events; since,
+gpubook.host_device_split's GPU busy time). The tuner's own wrapper was not yet
+measured (added since);
 next: the tuner with autotune_in_subproc, and the host's time per timed call inside
 the tuner.
 """
 
 import functools
 import statistics
-import subprocess
 import time
 
 import torch
+
+from gpubook.environment import gpu_clocks
+from gpubook.profiling import host_device_split
 
 try:
     from torch._inductor.runtime.benchmarking import InductorBenchmarker
@@ -41,31 +45,9 @@ except ImportError:  # an older layout
 
 
 def sm_clock():
-    try:
-        out = subprocess.run(
-            ["nvidia-smi", "--query-gpu=clocks.sm", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-        return out.stdout.strip()
-    except (OSError, subprocess.SubprocessError) as error:
-        return f"nvidia-smi: {error}"
-
-
-def kernel_us(fn, calls=50):
-    """Median GPU time per call of the kernels that fn launches (profiler)."""
-    from torch.profiler import ProfilerActivity, profile
-
-    fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(calls):
-            fn()
-        torch.cuda.synchronize()
-    events = [e for e in prof.events() if e.device_type.name == "CUDA"]
-    total = sum(e.device_time for e in events)  # µs
-    return total / calls, sorted({e.name[:60] for e in events})
+    """The SM clock now, through NVML (gpubook.environment.gpu_clocks)."""
+    mhz = gpu_clocks().get("sm_clock_mhz")
+    return "not readable (no nvidia-ml-py?)" if mhz is None else f"{mhz} MHz"
 
 
 def host_us(fn, calls=200):
@@ -145,9 +127,9 @@ def main():
         print("This torch has no torch._inductor.kernel.mm.bias_addmm.")
     load = calls["bias_addmm (1-D bias)"]
     for label, fn in calls.items():
-        gpu, names = kernel_us(fn)
-        print(f"\n{label}: kernels {names}")
-        print(f"  profiler GPU time per call   {gpu:7.1f} µs")
+        split = host_device_split(fn, calls=50)  # GPU busy time, kernels, per call
+        print(f"\n{label}: kernels {[name for name, *_ in split.kernel_names]}")
+        print(f"  profiler GPU time per call   {1e6 * split.gpu:7.1f} µs")
         print(f"  host time per call (enqueue) {host_us(fn):7.1f} µs")
         print(f"  in a CUDA graph, per call    {graph_us(fn):7.1f} µs")
         for repeat in range(3):
