@@ -203,7 +203,8 @@ def headline(
     :meth:`~gpubook.timing.Ratio.not_faster` from the interval alone, for a pair whose
     gain repeats in direction but not in size, so that the two-sided verdict comes and
     goes with the host (ch. 4's eager fallback against ``mark_dynamic``: 1.01x to 1.21x
-    in 22 runs, 26-27 November 2026, "faster" against a 20% margin in one of them). The
+    over the book's runs of November 2026, "faster" against a 20% margin in one of them;
+    the chapter gives the count). The
     record keeps the ratio's own verdict as ``two_sided``.
     """
     import torch

@@ -240,9 +240,10 @@ class Split:
     below :data:`HOST_BOUND_BELOW` (30%) busy, ``"GPU-bound"`` at
     :data:`GPU_BOUND_FROM` (80%) and above, ``"mixed"`` in between, and ``"CPU only"``
     without a GPU. The band is wide on purpose: on the book's GPU hosts the host's time
-    per call can change by up to 2x from one second to the next, which moves a call
-    with host and GPU time alike (50% busy) to anywhere between 33% and 67%, so a line
-    at 50% would call the same call host-bound in one run and mixed in the next.
+    per call can change by about 2x, at times more, from one second to the next; 2x
+    moves a call with host and GPU time alike (50% busy) to anywhere between 33% and
+    67%, so a line at 50% would call the same call host-bound in one run and mixed in
+    the next.
     """
 
     wall: float
