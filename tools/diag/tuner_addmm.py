@@ -25,8 +25,14 @@ measurements, idle or loaded, with either flush; eager's linear 34-36 µs in eig
 nine and 74 µs in one (kernel time then summed from the profiler's CUDA events; since,
 gpubook.host_device_split's GPU busy time). The tuner's own wrapper was not yet
 measured (added since);
-next: the tuner with autotune_in_subproc, and the host's time per timed call inside
-the tuner.
+Second result (28 Nov 2026, another H100, right after ch7 and ch8): bias_addmm 34-38
+µs in 8 of 9 (64.6 once), the wrapper 34-37 in 8 of 9 (60.5 once), linear 7 of 9 (132.5
+and 57.0), addmm 56-62 in 8 of 9 (74.3 once); four of the five outliers came in the
+measurement right after the 3 s sleep, but that measurement always used the short flush,
+so the sleep and the flush length were confounded: the loop now crosses them.
+autotune_in_subproc would not help: Inductor benchmarks ATen (extern) candidates in the
+compiling process whatever that setting says. Next (added here): a record of each ATen
+candidate inside the tuner, in_tuner() below.
 """
 
 import functools
@@ -132,23 +138,96 @@ def main():
         print(f"  profiler GPU time per call   {1e6 * split.gpu:7.1f} µs")
         print(f"  host time per call (enqueue) {host_us(fn):7.1f} µs")
         print(f"  in a CUDA graph, per call    {graph_us(fn):7.1f} µs")
-        for repeat in range(3):
-            time.sleep(3)
-            idle_clock = sm_clock()
-            idle = bench_us(fn)
-            end = time.perf_counter() + 1.0
-            while time.perf_counter() < end:  # a second of GEMMs
-                for _ in range(50):
-                    load()
-                torch.cuda.synchronize()
-            busy_clock = sm_clock()
-            busy = bench_us(fn)
-            long_flush = bench_us(fn, flush_bytes=5 * l2)
-            print(
-                f"  repeat {repeat}: benchmarker after 3 s idle {idle:6.1f} µs "
-                f"(SM clock before: {idle_clock}); after 1 s of GEMMs {busy:6.1f} µs "
-                f"({busy_clock}); with a 5x longer flush {long_flush:6.1f} µs"
+        for repeat in range(3):  # each state with each flush, the order alternated
+            flushes = [("flush", None), ("5x flush", 5 * l2)]
+            if repeat % 2:
+                flushes.reverse()
+            parts = []
+            for state in ("after 3 s of sleep", "after 1 s of GEMMs"):
+                for name, flush_bytes in flushes:
+                    if state.endswith("sleep"):
+                        time.sleep(3)
+                    else:
+                        gemms_for_a_second(load)
+                    clock = sm_clock()
+                    figure = bench_us(fn, flush_bytes=flush_bytes)
+                    parts.append(f"{state}, {name}: {figure:6.1f} µs ({clock})")
+            print(f"  repeat {repeat}: " + "; ".join(parts))
+    in_tuner(x, weight, bias)
+
+
+def gemms_for_a_second(load):
+    end = time.perf_counter() + 1.0
+    while time.perf_counter() < end:
+        for _ in range(50):
+            load()
+        torch.cuda.synchronize()
+
+
+def in_tuner(x, weight, bias):
+    """The FFN block compiled with max-autotune (caches off), with each ATen candidate's
+    benchmark wrapped: next to the figure the tuner got, 20 more calls of the same
+    candidate timed right there, each with CUDA events (GPU time) and the host's clock
+    (time to launch), and the seconds since the tuner's first benchmark."""
+    try:
+        from torch._inductor import config as inductor_config
+        from torch._inductor.select_algorithm import ExternKernelCaller
+    except ImportError:
+        print("\nThis torch has no ExternKernelCaller: the in-tuner record is skipped.")
+        return
+    original = ExternKernelCaller.benchmark
+    records, first = [], []
+
+    def recorded(self, *args, **kwargs):
+        figure = original(self, *args, **kwargs)  # what the tuner gets (ms)
+        first.append(first[0] if first else time.perf_counter())
+        algo = functools.partial(self.to_callable(), *args, **kwargs)
+        gpu, host = [], []
+        for _ in range(20):
+            start, end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
+            start.record()
+            launch = time.perf_counter()
+            algo()
+            host.append(1e6 * (time.perf_counter() - launch))
+            end.record()
+            torch.cuda.synchronize()
+            gpu.append(1e3 * start.elapsed_time(end))
+        records.append(
+            (
+                self.name,
+                1e3 * figure,
+                statistics.median(gpu),
+                min(gpu),
+                statistics.median(host),
+                time.perf_counter() - first[0],
             )
+        )
+        return figure
+
+    hidden = 3072
+    ffn = torch.nn.Sequential(
+        torch.nn.Linear(768, hidden), torch.nn.GELU(), torch.nn.Linear(hidden, 768)
+    ).to(device="cuda", dtype=torch.bfloat16)
+    ExternKernelCaller.benchmark = recorded
+    try:
+        with inductor_config.patch(force_disable_caches=True):
+            compiled = torch.compile(ffn, mode="max-autotune-no-cudagraphs")
+            with torch.no_grad():
+                compiled(x)
+    except Exception as error:  # a diagnostic: say what failed, keep the rest
+        print(f"\nIn-tuner record failed: {type(error).__name__}: {error}")
+        return
+    finally:
+        ExternKernelCaller.benchmark = original
+    print("\nInside the tuner (FFN block, max-autotune-no-cudagraphs, caches off):")
+    print("  candidate      tuner's figure  then: GPU median / min   host launch   at")
+    for name, figure, gpu_med, gpu_min, host_med, at in records:
+        print(
+            f"  {name:14} {figure:8.1f} µs    {gpu_med:7.1f} / {gpu_min:5.1f} µs"
+            f"   {host_med:7.1f} µs   {at:5.1f} s"
+        )
+    if not records:
+        print("  no ATen candidate was benchmarked (cached, or none offered)")
 
 
 if __name__ == "__main__":
