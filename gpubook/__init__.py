@@ -27,7 +27,14 @@ from .limits import (
     tflops,
 )
 from .profiles import get_profile, pick_device, sizes, synchronize
-from .profiling import Split, Trace, host_device_split, split_table, trace
+from .profiling import (
+    Split,
+    Trace,
+    host_device_split,
+    launch_seconds,
+    split_table,
+    trace,
+)
 from .timing import (
     Comparison,
     CompileCosts,
@@ -80,6 +87,7 @@ __all__ = [
     "glue",
     "headline",
     "host_device_split",
+    "launch_seconds",
     "latency",
     "matmul_flops",
     "measure",

@@ -34,6 +34,7 @@ __all__ = [
     "Split",
     "SplitTable",
     "host_device_split",
+    "launch_seconds",
     "split_table",
     "trace",
     "profile_events",
@@ -353,6 +354,31 @@ class SplitTable:
 def split_table(splits: list[Split]) -> SplitTable:
     """Show several splits as one table."""
     return SplitTable(list(splits))
+
+
+def launch_seconds(
+    fn: Callable[..., Any], *args: Any, calls: int = 200, **kwargs: Any
+) -> float:
+    """The host's time to return from one call of ``fn(*args, **kwargs)`` (seconds):
+    ``calls`` calls back to back with no wait between them, after one call and a
+    synchronisation, so that on a GPU it is the time to launch the work, not to run it
+    (while the host is the slower side). The work queued is waited for after the clock
+    stops.
+    """
+    import time
+
+    from .timing import _check_callable, _synchronize_all
+
+    _check_callable(fn)
+    positive_int("calls", calls)
+    fn(*args, **kwargs)
+    _synchronize_all()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn(*args, **kwargs)
+    elapsed = time.perf_counter() - start
+    _synchronize_all()
+    return elapsed / calls
 
 
 def host_device_split(

@@ -128,3 +128,17 @@ def test_profile_rounds_calls_each_function_in_turn_inside_numbered_marks():
     ]
     # one warm-up round, then two profiled rounds: call i is fns[i % 2]
     assert calls == ["first", "second"] * 3
+
+
+def test_launch_seconds_times_calls_back_to_back_after_one_untimed_call():
+    calls = []
+    seconds = profiling.launch_seconds(lambda x: calls.append(x), 7, calls=5)
+    assert calls == [7] * 6  # one call first, then five timed ones
+    assert 0 < seconds < 1
+
+
+def test_launch_seconds_bad_input():
+    with pytest.raises(TypeError):
+        profiling.launch_seconds(42)
+    with pytest.raises(ValueError):
+        profiling.launch_seconds(lambda: None, calls=0)

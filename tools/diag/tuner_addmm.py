@@ -42,7 +42,7 @@ import time
 import torch
 
 from gpubook.environment import gpu_clocks
-from gpubook.profiling import host_device_split
+from gpubook.profiling import host_device_split, launch_seconds
 
 try:
     from torch._inductor.runtime.benchmarking import InductorBenchmarker
@@ -54,18 +54,6 @@ def sm_clock():
     """The SM clock now, through NVML (gpubook.environment.gpu_clocks)."""
     mhz = gpu_clocks().get("sm_clock_mhz")
     return "not readable (no nvidia-ml-py?)" if mhz is None else f"{mhz} MHz"
-
-
-def host_us(fn, calls=200):
-    """Host time per call with no synchronisation (the enqueue rate)."""
-    fn()
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    elapsed = time.perf_counter() - start
-    torch.cuda.synchronize()
-    return 1e6 * elapsed / calls
 
 
 def bench_us(fn, flush_bytes=None):
@@ -136,7 +124,7 @@ def main():
         split = host_device_split(fn, calls=50)  # GPU busy time, kernels, per call
         print(f"\n{label}: kernels {[name for name, *_ in split.kernel_names]}")
         print(f"  profiler GPU time per call   {1e6 * split.gpu:7.1f} µs")
-        print(f"  host time per call (enqueue) {host_us(fn):7.1f} µs")
+        print(f"  host time per call (enqueue) {1e6 * launch_seconds(fn):7.1f} µs")
         print(f"  in a CUDA graph, per call    {graph_us(fn):7.1f} µs")
         for repeat in range(3):  # each state with each flush, the order alternated
             flushes = [("flush", None), ("5x flush", 5 * l2)]
