@@ -212,6 +212,10 @@ def provenance(notebook: nbformat.NotebookNode, profile: str, seconds: float) ->
         "run_seconds": round(seconds, 1),
         "code_hash": code_hash(notebook),
         "gpubook_hash": package_hash(),
+        # False: every process compiled the Python modules it imported from source
+        # (PYTHONDONTWRITEBYTECODE; several seconds of each fresh compile on the GPU
+        # image), which a reader's install does not pay
+        "bytecode_cache": not sys.flags.dont_write_bytecode,
     }
     record.update(
         {key: facts[key] for key in _HARDWARE_KEYS if facts.get(key) is not None}

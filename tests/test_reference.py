@@ -6,6 +6,7 @@ import difflib
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import nbformat
@@ -372,6 +373,7 @@ def test_provenance_records_hardware_and_hashes(monkeypatch):
     assert record["run_seconds"] == 12.3 and record["profile"] == "gpu"
     assert record["code_hash"] == reference.code_hash(notebook)
     assert record["gpubook_hash"] == reference.package_hash()
+    assert record["bytecode_cache"] is (not sys.flags.dont_write_bytecode)
     assert (record["cpu"], record["cpu_count"], record["cpu_physical_cores"]) == (
         "Xeon",
         32,

@@ -9,7 +9,14 @@
 # the executed notebooks plus the log into $OUT/notebooks.tar.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
+export PYTHONUNBUFFERED=1
+# Bytecode: the device image sets PYTHONDONTWRITEBYTECODE=1 and ships torch without .pyc
+# files, so every process compiled about 1,500 modules from source: 7.5 s of a fresh
+# process's first torch.compile (15.5 s against 7.7 s, tools/diag/startup_prof.py, H100,
+# torch 2.11, 28 Nov 2026). A reader's pip or conda install writes .pyc files when it
+# installs, so the run writes them first, under a prefix outside the packages and the tree.
+unset PYTHONDONTWRITEBYTECODE
+export PYTHONPYCACHEPREFIX="${PYTHONPYCACHEPREFIX:-/tmp/pycache}"
 export GPUBOOK_PROFILE="${GPUBOOK_PROFILE:-gpu}"
 # NVLink multicast stays off on the lent multi-GPU machines, in every process (gpubook.distributed
 # sets the same for the processes it starts).
@@ -26,6 +33,9 @@ else
   export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 fi
 python3 -m ipykernel install --user >/dev/null 2>&1 || { echo "ipykernel install failed"; exit 3; }
+pyc_start=$(date +%s)
+python3 -m compileall -q -j 0 $(python3 -c 'import site, sys; print(" ".join(p for p in sys.path if p.endswith("-packages") or p == "/tmp/site"))') >/dev/null 2>&1
+echo "gpu-run: bytecode of the installed packages written in $(( $(date +%s) - pyc_start )) s (not counted in the chapters' times)"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,temperature.gpu --format=csv,noheader || true
 start=$(date +%s)
 # GPU_RUN_LIMIT (seconds): stop the run in time to tar the notebooks finished so far (each
