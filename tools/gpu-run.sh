@@ -34,8 +34,9 @@ else
 fi
 python3 -m ipykernel install --user >/dev/null 2>&1 || { echo "ipykernel install failed"; exit 3; }
 pyc_start=$(date +%s)
-python3 -m compileall -q -j 0 $(python3 -c 'import site, sys; print(" ".join(p for p in sys.path if p.endswith("-packages") or p == "/tmp/site"))') >/dev/null 2>&1
-echo "gpu-run: bytecode of the installed packages written in $(( $(date +%s) - pyc_start )) s (not counted in the chapters' times)"
+python3 -m compileall -q -j 0 $(python3 -c 'import sys; print(" ".join(p for p in sys.path if p.endswith("-packages") or p == "/tmp/site"))') >"$out/compileall.log" 2>&1
+pyc_status=$?
+echo "gpu-run: bytecode of the installed packages written in $(( $(date +%s) - pyc_start )) s, compileall exit $pyc_status (not counted in the chapters' times)"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,temperature.gpu --format=csv,noheader || true
 start=$(date +%s)
 # GPU_RUN_LIMIT (seconds): stop the run in time to tar the notebooks finished so far (each
