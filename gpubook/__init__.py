@@ -17,7 +17,7 @@ Modules, one per concern:
 """
 
 from .environment import can_compile, report
-from .glue import glue, headline
+from .glue import glue, glue_ratio, headline
 from .limits import (
     bandwidth_gbs,
     copy_bandwidth,
@@ -85,6 +85,7 @@ __all__ = [
     "fraction",
     "get_profile",
     "glue",
+    "glue_ratio",
     "headline",
     "host_device_split",
     "launch_seconds",

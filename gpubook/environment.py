@@ -32,6 +32,7 @@ __all__ = [
     "cpu_physical_cores",
     "gpu_clocks",
     "quiet_known_warnings",
+    "bytecode_state",
 ]
 
 
@@ -104,6 +105,23 @@ def can_compile(device: torch.device | str | None = None) -> bool:
     the CPU, Triton for a CUDA GPU."""
     device = torch.device(device) if device is not None else pick_device()
     return has_triton() if device.type == "cuda" else cxx_compiler() is not None
+
+
+def bytecode_state() -> str:
+    """Whether a new Python process here finds the compiler's compiled bytecode (.pyc of
+    ``torch._inductor.compile_fx``): ``"present"``; ``"written at first import"`` (none
+    yet, but Python may write them); or ``"missing"`` (none, and
+    ``PYTHONDONTWRITEBYTECODE`` is set: each process compiles those modules from
+    source, several seconds more per fresh process's first compile)."""
+    import importlib.util
+
+    try:
+        cached = importlib.util.find_spec("torch._inductor.compile_fx").cached
+    except (ImportError, AttributeError, ValueError):
+        cached = None
+    if cached and os.path.exists(cached):
+        return "present"
+    return "missing" if sys.flags.dont_write_bytecode else "written at first import"
 
 
 def _version(module_name: str) -> str:
@@ -256,7 +274,8 @@ def _notes(facts: dict[str, Any]) -> list[str]:
             "No CUDA GPU found: this notebook runs on the CPU at the "
             f"'{facts['profile']}' profile's sizes. "
             "GPU-only sections say so and are skipped; "
-            "the published book shows the outputs of a run on an NVIDIA H100."
+            "the published book shows the outputs of a run on a data-centre GPU "
+            "(each page's provenance names it)."
         )
     if facts["cxx_compiler"] == "missing":
         notes.append(

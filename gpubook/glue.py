@@ -15,6 +15,7 @@ from ._checks import positive_number
 
 __all__ = [
     "glue",
+    "glue_ratio",
     "headline",
     "GLUE_PREFIX",
     "HEADLINE_PREFIX",
@@ -78,6 +79,28 @@ def glue(name: str, value: Any, display: bool = False) -> None:
         raw=True,
         metadata=metadata,
     )
+
+
+def glue_ratio(name: str, ratio: Any, says: str | None = None) -> None:
+    """Glue a :class:`~gpubook.timing.Ratio` for the prose: ``name`` (its estimate),
+    ``name_low`` and ``name_high`` (its interval), and either ``name_verdict`` (the
+    two-sided verdict: "faster", "slower", "no clear difference") or, given ``says``
+    (words chosen from it, for example with ``ratio.says(...)``), ``name_says``."""
+    for attribute in ("estimate", "low", "high", "verdict"):
+        if not hasattr(ratio, attribute):
+            raise TypeError(
+                f"ratio must be a gpubook Ratio (with .{attribute}), got "
+                f"{type(ratio).__name__}"
+            )
+    if says is not None and not isinstance(says, str):
+        raise TypeError(f"says must be a str or None, got {type(says).__name__}")
+    glue(name, ratio.estimate)
+    glue(f"{name}_low", ratio.low)
+    glue(f"{name}_high", ratio.high)
+    if says is None:
+        glue(f"{name}_verdict", ratio.verdict)
+    else:
+        glue(f"{name}_says", says)
 
 
 HEADLINE_PREFIX = "headline_"

@@ -79,6 +79,7 @@ import nbformat
 
 from ._checks import positive_number
 from .glue import HEADLINE_PREFIX
+from .timing import counted
 
 __all__ = [
     "code_hash",
@@ -197,7 +198,7 @@ def provenance(notebook: nbformat.NotebookNode, profile: str, seconds: float) ->
     """The facts recorded with a run: what ran, where (CPU model and cores, GPU clocks
     and power limit when NVML can read them), when and how long, and hashes of the code
     cells and of the helper package."""
-    from .environment import collect
+    from .environment import bytecode_state, collect
 
     facts = collect(hardware=True)
     record = {
@@ -212,10 +213,11 @@ def provenance(notebook: nbformat.NotebookNode, profile: str, seconds: float) ->
         "run_seconds": round(seconds, 1),
         "code_hash": code_hash(notebook),
         "gpubook_hash": package_hash(),
-        # False: every process compiled the Python modules it imported from source
-        # (PYTHONDONTWRITEBYTECODE; several seconds of each fresh compile on the GPU
-        # image), which a reader's install does not pay
-        "bytecode_cache": not sys.flags.dont_write_bytecode,
+        # False: the compiler's modules had no .pyc files and none could be written,
+        # so every process compiled them from source (several seconds of each fresh
+        # compile on the GPU image before 28 Nov 2026), which a pip or conda install
+        # does not pay
+        "bytecode_cache": bytecode_state() != "missing",
     }
     record.update(
         {key: facts[key] for key in _HARDWARE_KEYS if facts.get(key) is not None}
@@ -883,6 +885,7 @@ def times_page(root: Path = ROOT) -> str:
         "",
     ]
     rows, gpu_total, cpu_total, gpu_names, cpu_names = [], 0.0, 0.0, set(), set()
+    per_gpu: dict[str, list] = {}  # device -> [seconds, chapters]: runs on two kinds
     stale_cpu = warm_cpu = cpu_rows = 0
     for path, notebook in _load_notebooks(root):
         record = notebook.metadata.get(METADATA_KEY) or {}
@@ -891,6 +894,9 @@ def times_page(root: Path = ROOT) -> str:
             gpu = _minutes(record["run_seconds"])
             gpu_total += record["run_seconds"]
             gpu_names.add(record.get("device_name", "?"))
+            share = per_gpu.setdefault(record.get("device_name", "?"), [0.0, 0])
+            share[0] += record["run_seconds"]
+            share[1] += 1
         cpu_cell = "–"
         if path.name in cpu:
             cpu_cell = _minutes(cpu[path.name]["seconds"])
@@ -920,6 +926,12 @@ def times_page(root: Path = ROOT) -> str:
         *rows,
         f"| **Total** | **{_minutes(gpu_total) if gpu_names else '–'}** | "
         f"**{_minutes(cpu_total) if cpu_names else '–'}** |",
+        *(  # the chapters of each GPU kind apart (one GPU, and a multi-GPU chapter)
+            f"| *of which on {_cell(name)} "
+            f"({counted(chapters, 'chapter')})* | *{_minutes(seconds)}* | |"
+            for name, (seconds, chapters) in sorted(per_gpu.items())
+            if len(per_gpu) > 1
+        ),
         "",
         "Wall time to execute each notebook from top to bottom, first compilations "
         "included, from the",

@@ -332,3 +332,40 @@ def test_can_compile_default_device(monkeypatch):
     assert environment.can_compile() is True
     monkeypatch.setattr(environment, "pick_device", lambda: torch.device("cpu"))
     assert environment.can_compile() is False
+
+
+@pytest.mark.parametrize(
+    "exists, no_writes, state",
+    [
+        (True, True, "present"),
+        (True, False, "present"),
+        (False, False, "written at first import"),
+        (False, True, "missing"),
+    ],
+)
+def test_bytecode_state(monkeypatch, tmp_path, exists, no_writes, state):
+    import importlib.util
+    from types import SimpleNamespace
+
+    cached = tmp_path / "compile_fx.pyc"
+    if exists:
+        cached.write_bytes(b"")
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name: SimpleNamespace(cached=str(cached))
+    )
+    monkeypatch.setattr(
+        environment,
+        "sys",
+        SimpleNamespace(flags=SimpleNamespace(dont_write_bytecode=no_writes)),
+    )
+    assert environment.bytecode_state() == state
+
+
+def test_bytecode_state_without_torchs_compiler(monkeypatch):
+    import importlib.util
+
+    def missing(name):
+        raise ImportError(name)
+
+    monkeypatch.setattr(importlib.util, "find_spec", missing)
+    assert environment.bytecode_state() in ("missing", "written at first import")

