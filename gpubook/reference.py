@@ -884,16 +884,14 @@ def times_page(root: Path = ROOT) -> str:
         "without a GPU. -->",
         "",
     ]
-    rows, gpu_total, cpu_total, gpu_names, cpu_names = [], 0.0, 0.0, set(), set()
-    per_gpu: dict[str, list] = {}  # device -> [seconds, chapters]: runs on two kinds
+    rows, cpu_total, cpu_names = [], 0.0, set()
+    per_gpu: dict[str, list] = {}  # device -> [seconds, chapters]
     stale_cpu = warm_cpu = cpu_rows = 0
     for path, notebook in _load_notebooks(root):
         record = notebook.metadata.get(METADATA_KEY) or {}
         gpu = "–"
         if record.get("profile") == "gpu" and "run_seconds" in record:
             gpu = _minutes(record["run_seconds"])
-            gpu_total += record["run_seconds"]
-            gpu_names.add(record.get("device_name", "?"))
             share = per_gpu.setdefault(record.get("device_name", "?"), [0.0, 0])
             share[0] += record["run_seconds"]
             share[1] += 1
@@ -910,9 +908,10 @@ def times_page(root: Path = ROOT) -> str:
             cpu_total += cpu[path.name]["seconds"]
             cpu_names.add(cpu[path.name].get("machine", "?"))
         rows.append(f"| {_cell(_title(notebook, path))} | {gpu} | {cpu_cell} |")
+    gpu_total = sum(seconds for seconds, _ in per_gpu.values())
     gpu_label = (
-        f"GPU ({_cell(', '.join(sorted(gpu_names)))}, `gpu` sizes)"
-        if gpu_names
+        f"GPU ({_cell(', '.join(sorted(per_gpu)))}, `gpu` sizes)"
+        if per_gpu
         else "GPU (`gpu` sizes)"
     )
     cpu_label = (
@@ -924,7 +923,7 @@ def times_page(root: Path = ROOT) -> str:
         f"| Chapter | {gpu_label} | {cpu_label} |",
         "| --- | ---: | ---: |",
         *rows,
-        f"| **Total** | **{_minutes(gpu_total) if gpu_names else '–'}** | "
+        f"| **Total** | **{_minutes(gpu_total) if per_gpu else '–'}** | "
         f"**{_minutes(cpu_total) if cpu_names else '–'}** |",
         *(  # the chapters of each GPU kind apart (one GPU, and a multi-GPU chapter)
             f"| *of which on {_cell(name)} "

@@ -71,6 +71,7 @@ MIN_BLOCK_CALLS = 20
 __all__ = [
     "MODES",
     "counted",
+    "joined",
     "Timing",
     "Ratio",
     "Comparison",
@@ -216,6 +217,16 @@ def counted(count: float, noun: str, plural: str | None = None) -> str:
         plural = noun + ("es" if noun.endswith(("s", "x", "ch", "sh")) else "s")
     text = f"{count:,.0f}" if float(count).is_integer() else f"{count:.3g}"
     return f"{text} {noun if count == 1 else plural}"
+
+
+def joined(items: Sequence[str]) -> str:
+    """Items as prose: ``'a'``, ``'a and b'``, ``'a, b and c'``; ``''`` for none."""
+    items = list(items)
+    if not all(isinstance(item, str) for item in items):
+        raise TypeError("items must be strings")
+    if len(items) < 2:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
 
 
 # --- Statistics -----------------------------------------------------------------------

@@ -518,3 +518,20 @@ def test_format_range_adds_digits_only_when_needed():
     assert format_range(0.02152, 0.02154) == "21.52 ms to 21.54 ms"
     assert format_range(0.0213, 0.0216) == "21.3 ms to 21.6 ms"
     assert format_range(0.001, 0.001) == "1 ms to 1 ms"
+
+
+@pytest.mark.parametrize(
+    "items, text",
+    [([], ""), (["a"], "a"), (["a", "b"], "a and b"), (["a", "b", "c"], "a, b and c")],
+)
+def test_joined(items, text):
+    from gpubook import joined
+
+    assert joined(items) == text
+
+
+def test_joined_rejects_what_is_not_text():
+    from gpubook import joined
+
+    with pytest.raises(TypeError, match="strings"):
+        joined(["a", 2])
