@@ -138,7 +138,7 @@ def _add(
 _add("000_sum_numpy", "000", 13.5, "int8", _LAPTOP, "06",
      "Row sums (fitness = sum of genes): vectorised NumPy 13.5x faster than pure "
      "Python (6.91 s -> 0.51 s)",
-     history=dict(low=6.1, high=14.8, runs=31, below=9, until="28 November 2026",
+     history=dict(low=6.1, high=14.8, runs=33, below=9, until="28 November 2026",
                   label="seed 000's NumPy against pure Python"))
 _add("000_sum_compiled_numpy", "000", 1.24, "int8", _LAPTOP, "06",
      "Row sums: compiled NumPy 0.41 s vs NumPy 0.51 s (1.24x)")
@@ -190,7 +190,7 @@ _add("002_python312", "002", None, "", "", "06",
 # Seed 004: AlexNet, batch 32, 224x224, inference, 100 batches.
 _add("004_alexnet", "004", 1.3, "float32", "a CUDA GPU (not named)", "07",
      'AlexNet, batch 32, inference: compiling gives "30-50% or more" speedup',
-     history=dict(low=0.99, high=1.67, runs=20, below=1, until="28 November 2026",
+     history=dict(low=0.99, high=1.68, runs=21, below=1, until="28 November 2026",
                   label="seed 004's AlexNet"))
 # fmt: on
 

@@ -51,6 +51,7 @@ __all__ = [
     "describe_config",
     "config_timings",
     "config_spread",
+    "near_best",
     "config_table",
 ]
 
@@ -402,15 +403,34 @@ def config_timings(tuner: Any) -> list[tuple[Any, float]]:
     return sorted(rows, key=lambda row: row[1])
 
 
+def _finished(tuner: Any) -> list[tuple[Any, float]]:
+    """:func:`config_timings` without the configurations that failed (infinite time)."""
+    return [(config, t) for config, t in config_timings(tuner) if t < float("inf")]
+
+
 def config_spread(tuner: Any) -> float:
     """Slowest over fastest median time among the configurations the tuner timed (1.0:
     none differ; ``nan`` when Triton kept no timings). Failed configurations (infinite
     time) are left out."""
     try:
-        times = [t for _, t in config_timings(tuner) if t < float("inf")]
+        times = [t for _, t in _finished(tuner)]
     except ValueError:
         return float("nan")
     return max(times) / min(times)
+
+
+def near_best(tuner: Any, within: float = 0.02) -> list[Any]:
+    """The configurations whose median time came within ``within`` (a fraction: 0.02 is
+    2%) of the fastest, fastest first: a tie, among which the tuner's pick is timing
+    noise and can change from run to run. Failed configurations are left out; a tuner
+    without timings raises :class:`ValueError`, as :func:`config_timings` does."""
+    if not within >= 0:
+        raise ValueError(f"within must be a fraction >= 0, got {within!r}")
+    timed = _finished(tuner)
+    if not timed:
+        raise ValueError("every configuration the tuner timed failed")
+    limit = timed[0][1] * (1 + within) if within < float("inf") else float("inf")
+    return [config for config, t in timed if t <= limit]
 
 
 class _Table:

@@ -329,7 +329,7 @@ def test_a_claim_with_a_history_on_both_sides_depends_on_the_host(estimate):
     )
     assert record["verdict"] == "depends on the host"
     assert record["detail"] == (
-        f"{estimate:.3g}x here; 6.1x to 14.8x in 31 runs up to 28 November 2026, "
+        f"{estimate:.3g}x here; 6.1x to 14.8x in 33 runs up to 28 November 2026, "
         "9 of them below the threshold of 7.25x"
     )
 
@@ -342,7 +342,7 @@ def test_a_history_on_both_sides_holds_whatever_this_run_measured(direction):
         "004_alexnet", measured=FakeRatio(0.99, 0.97, 1.01, direction), glue=False
     )
     assert record["verdict"] == "depends on the host"
-    assert record["detail"].startswith(f"0.99x here, {direction}; 0.99x to 1.67x in")
+    assert record["detail"].startswith(f"0.99x here, {direction}; 0.99x to 1.68x in")
 
 
 def test_a_history_does_not_turn_an_unmeasured_or_incomparable_claim():
@@ -364,12 +364,12 @@ def test_a_history_on_one_side_of_the_threshold_keeps_the_rule(monkeypatch):
 
 
 def test_alexnet_has_a_history_too():
-    """Seed 004's AlexNet: 0.99x to 1.67x in 20 runs against 1.15x (one below)."""
+    """Seed 004's AlexNet: 0.99x to 1.68x in 21 runs against 1.15x (one below)."""
     record = seeds.claim(
         "004_alexnet", measured=FakeRatio(1.6, 1.55, 1.65, "faster"), glue=False
     )
     assert record["verdict"] == "depends on the host"
-    assert record["detail"].startswith("1.6x here; 0.99x to 1.67x in 20 runs")
+    assert record["detail"].startswith("1.6x here; 0.99x to 1.68x in 21 runs")
 
 
 def test_verdict_text_adds_the_detail_and_the_reason_where_there_are_some():

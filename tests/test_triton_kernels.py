@@ -133,6 +133,26 @@ def test_config_helpers():
         tk.describe_config("BLOCK=4")
 
 
+def test_near_best_keeps_the_tie_with_the_fastest():
+    a, b, c, d = _Config(8, 8), _Config(16, 4), _Config(32, 4), _Config(4, 8)
+    tuner = types.SimpleNamespace(
+        configs_timings={c: 0.103, a: [0.1, 0.09, 0.11], d: float("inf"), b: 0.1019}
+    )
+    assert tk.near_best(tuner) == [a, b]  # 2% by default: 0.1019 in, 0.103 out
+    assert tk.near_best(tuner, within=0.05) == [a, b, c]  # the failed one never
+    assert tk.near_best(tuner, within=0) == [a]
+    assert tk.near_best(tuner, within=float("inf")) == [a, b, c]
+    zero = types.SimpleNamespace(configs_timings={a: 0.0, b: 0.1})
+    assert tk.near_best(zero, within=float("inf")) == [a, b]  # not 0 * inf
+    with pytest.raises(ValueError, match="fraction"):
+        tk.near_best(tuner, within=-0.1)
+    with pytest.raises(ValueError, match="no timings"):
+        tk.near_best(types.SimpleNamespace())
+    failed = types.SimpleNamespace(configs_timings={a: float("inf")})
+    with pytest.raises(ValueError, match="failed"):
+        tk.near_best(failed)
+
+
 def test_bench_needs_a_gpu():
     import torch
 
